@@ -1,0 +1,130 @@
+"""Counting the candidate's own kernel launches, inside its process.
+
+Installed before the candidate is imported: Triton launches (compiled or
+interpreted), calls into extensions built by ``load_inline``/``load``, and CuPy
+raw kernels all bump one counter. A forward pass that launched none of them
+did its work with PyTorch, whatever the source claims. This is a speed bump
+(the candidate could tamper with it); the GPU-side census from the profiler
+is the stronger check.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+
+class LaunchCounter:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def bump(self) -> None:
+        self.count += 1
+
+
+class _CountingModule:
+    """Wraps an extension module so that every function call counts as a launch."""
+
+    def __init__(self, module, counter: LaunchCounter) -> None:
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_counter", counter)
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if callable(value) and not name.startswith("__"):
+            counter = self._counter
+
+            @functools.wraps(value)
+            def counted(*args, **kwargs):
+                counter.bump()
+                return value(*args, **kwargs)
+
+            return counted
+        return value
+
+
+def _wrap_method(cls, name: str, counter: LaunchCounter) -> None:
+    original = getattr(cls, name, None)
+    if original is None:
+        return
+
+    @functools.wraps(original)
+    def counted(self, *args, **kwargs):
+        counter.bump()
+        return original(self, *args, **kwargs)
+
+    setattr(cls, name, counted)
+
+
+def _install_triton(counter: LaunchCounter) -> None:
+    try:
+        jit = importlib.import_module("triton.runtime.jit")
+    except Exception:
+        return  # triton not installed: a triton candidate will fail to import on its own
+    _wrap_method(jit.JITFunction, "run", counter)
+    try:
+        interpreter = importlib.import_module("triton.runtime.interpreter")
+        _wrap_method(interpreter.InterpretedFunction, "run", counter)
+    except Exception:
+        pass
+
+
+def _install_cpp_extension(counter: LaunchCounter) -> None:
+    from torch.utils import cpp_extension
+
+    for name in ("load_inline", "load"):
+        original = getattr(cpp_extension, name)
+
+        @functools.wraps(original)
+        def loader(*args, _original=original, **kwargs):
+            module = _original(*args, **kwargs)
+            return _CountingModule(module, counter)
+
+        setattr(cpp_extension, name, loader)
+
+
+class _CountingKernel:
+    def __init__(self, kernel, counter: LaunchCounter) -> None:
+        self._kernel = kernel
+        self._counter = counter
+
+    def __call__(self, *args, **kwargs):
+        self._counter.bump()
+        return self._kernel(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+
+class _CountingRawModule:
+    def __init__(self, module, counter: LaunchCounter) -> None:
+        self._module = module
+        self._counter = counter
+
+    def get_function(self, name):
+        return _CountingKernel(self._module.get_function(name), self._counter)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+def _install_cupy(counter: LaunchCounter) -> None:
+    try:
+        cupy = importlib.import_module("cupy")
+    except Exception:
+        return
+    raw_kernel, raw_module = cupy.RawKernel, cupy.RawModule
+    cupy.RawKernel = lambda *a, **k: _CountingKernel(raw_kernel(*a, **k), counter)
+    cupy.RawModule = lambda *a, **k: _CountingRawModule(raw_module(*a, **k), counter)
+
+
+def install(backends: list[str]) -> LaunchCounter:
+    """Hook every backend the candidate's source uses; return the shared counter."""
+    counter = LaunchCounter()
+    if "triton" in backends:
+        _install_triton(counter)
+    if "cpp" in backends or "cuda" in backends:
+        _install_cpp_extension(counter)
+    if "cupy" in backends:
+        _install_cupy(counter)
+    return counter

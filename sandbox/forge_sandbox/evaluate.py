@@ -1,0 +1,404 @@
+"""The evaluation pipeline: static check, compile, verify, benchmark, verdict.
+
+Process model (see shared EVALUATOR-NOTES): this function is the host. It
+never imports the candidate. A trusted *reference runner* builds the task's
+``Model``, makes every input from seeds the host draws at random, and computes
+the expected outputs; an untrusted *candidate runner* imports the candidate
+(compiling it) and runs ``ModelNew`` on the same inputs. The host compares the
+outputs, checks the timings against its own clock, and decides. Expected
+outputs never exist in the candidate's process, and nothing the candidate
+prints is read as a result.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+
+import torch
+
+from forge_sandbox import compare, protocol, static_check
+from forge_sandbox.host import RunnerFailure, RunnerProcess
+from forge_sandbox.taskfile import TaskError
+from forge_sandbox.verdict import (
+    COMPILE_ERROR,
+    CRASHED,
+    INCORRECT,
+    PASSED,
+    REJECTED,
+    RUNTIME_ERROR,
+    TIMEOUT,
+    Verdict,
+)
+
+
+@dataclass
+class EvalOptions:
+    device: str = "cuda"
+    size: str = "default"  # or "small": the task's SMALL shapes, for CPU tests
+    timeout: float = 600.0  # seconds per stage: compile, each verification, each timed block
+    trials: int = 5  # verification input sets per configuration
+    pool: int = 3  # distinct input sets rotated (and rolled) during timing
+    blocks: int | None = None  # interleaved timing blocks per side; default 5 on CUDA, 2 on CPU
+    block_budget_s: float | None = None  # time budget per block; default 0.2 s CUDA, 0.1 s CPU
+    static_checks: bool = True  # off only in tests that show the runtime defenses alone
+
+
+class _Stop(Exception):
+    """Ends the pipeline with a verdict."""
+
+    def __init__(self, status: str, *reasons: str, stage: str = "") -> None:
+        super().__init__(status)
+        self.status = status
+        self.reasons = [r for r in reasons if r]
+        self.stage = stage
+
+
+def _seed() -> int:
+    return secrets.randbits(62)
+
+
+def _workdir_root() -> str | None:
+    # Outputs travel through files: keep them in memory where the OS allows.
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+def evaluate(task_path: str, candidate_path: str, options: EvalOptions | None = None) -> Verdict:
+    """Evaluate one candidate file against one task file; never raises for the candidate's faults.
+
+    Raises TaskError when the *task* is unusable (that is the user's input to
+    fix, not a property of the candidate).
+    """
+    options = options or EvalOptions()
+    started = time.perf_counter()
+    verdict = Verdict(status=PASSED, task=os.path.abspath(task_path), candidate=os.path.abspath(candidate_path))
+    workdir = tempfile.mkdtemp(prefix="forge-eval-", dir=_workdir_root())
+    runners: list[RunnerProcess] = []
+    try:
+        _Pipeline(task_path, candidate_path, options, verdict, workdir, runners).run()
+    except _Stop as stop:
+        verdict.status = stop.status
+        verdict.reasons = stop.reasons + verdict.reasons
+        verdict.stage = stop.stage
+        verdict.speedup = None
+    finally:
+        for runner in runners:
+            runner.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+        verdict.duration_s = round(time.perf_counter() - started, 3)
+    return verdict
+
+
+class _Pipeline:
+    def __init__(self, task_path, candidate_path, options, verdict, workdir, runners) -> None:
+        self.task = os.path.abspath(task_path)
+        self.candidate = os.path.abspath(candidate_path)
+        self.opt = options
+        self.verdict = verdict
+        self.workdir = workdir
+        self.runners = runners
+        self.on_cuda = options.device.startswith("cuda")
+
+    # -- stages -----------------------------------------------------------------
+
+    def run(self) -> None:
+        if not os.path.isfile(self.task):
+            raise TaskError(f"{self.task}: no such task file")
+        source = self._read_candidate()
+        self._static(source)
+        self.ref = self._start("reference")
+        self.cand = self._start("candidate")
+        self.verdict.environment = self._ask_ref({"op": "hello"})["environment"]
+        # The candidate compiles while the reference prepares.
+        self.cand.send({"op": "load_candidate", "candidate": self.candidate})
+        described = self._ask_ref({"op": "describe", "task": self.task, "size": self.opt.size})
+        self.tolerance = described.get("tolerance")
+        loaded = self._receive_cand(stage="compile")
+        self._check_patched(loaded.get("patched"), "compile")
+        configs = list(range(described["configs"]))
+        # Extra shapes first, the base shape last: the runners then hold the base shape for timing.
+        for config in configs[1:] + configs[:1]:
+            self._verify(config)
+        self._benchmark()
+
+    def _read_candidate(self) -> str:
+        try:
+            with open(self.candidate) as f:
+                return f.read()
+        except OSError as exc:
+            raise _Stop(REJECTED, f"cannot read the candidate: {exc.strerror}", stage="static") from None
+        except UnicodeDecodeError:
+            raise _Stop(REJECTED, "the candidate is not UTF-8 text", stage="static") from None
+
+    def _static(self, source: str) -> None:
+        report = static_check.check_source(source)
+        if report.syntax_error:
+            raise _Stop(COMPILE_ERROR, f"syntax error: {report.syntax_error}", stage="static")
+        self.verdict.backends = report.backends
+        self.verdict.static_findings = report.findings
+        if report.findings and self.opt.static_checks:
+            raise _Stop(REJECTED, *report.findings, stage="static")
+
+    def _verify(self, config: int) -> None:
+        seeds = {
+            "init_seed": _seed(),
+            "verify_seeds": [_seed() for _ in range(self.opt.trials)],
+            "pool_seeds": [_seed() for _ in range(self.opt.pool)],
+        }
+        setup = self._ask_ref({"op": "setup_reference", "task": self.task, "size": self.opt.size, "config": config, **seeds})
+        expected = protocol.load_tensors(self._ask_ref({"op": "forward"})["outputs"])
+        self.setup = setup
+        if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
+            raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
+        self.output_dtype = expected[0].dtype
+        self._ask_cand(
+            {"op": "setup_candidate", "init_seed": seeds["init_seed"], **{k: setup[k] for k in ("init_inputs", "verify_inputs", "pool_inputs")}},
+            stage="verify",
+        )
+        reply = self._ask_cand({"op": "forward"}, stage="verify")
+        self._check_patched(reply.get("patched"), "verify")
+        actual = self._load_candidate_tensors(reply.get("outputs"), "verify")
+        trials = reply.get("trials") or []
+        if not isinstance(actual, list) or len(actual) != len(expected) or len(trials) != len(expected):
+            raise _Stop(REJECTED, "the candidate's runner returned the wrong number of outputs", stage="verify")
+        record = {"config": config, "overrides": setup.get("overrides", {}), "trials": len(expected)}
+        self.verdict.correctness.append(record)
+        for i, (want, got, trial) in enumerate(zip(expected, actual, trials)):
+            self._check_trial(trial, i)
+            ok, reason, stats = compare.compare_outputs(want, got, self.tolerance)
+            for key, value in stats.items():
+                record[key] = max(record.get(key, 0), value)
+            if not ok:
+                where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {i + 1}"
+                raise _Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+
+    def _check_trial(self, trial: dict, index: int) -> None:
+        if not isinstance(trial, dict):
+            raise _Stop(REJECTED, "malformed trial report", stage="verify")
+        if trial.get("launches") == 0:
+            raise _Stop(REJECTED, "no custom kernel was launched during forward: the work was done by PyTorch", stage="verify")
+        if trial.get("threads_started", 0) > 0:
+            raise _Stop(REJECTED, "forward left a thread running: work outside the call is not allowed", stage="verify")
+        if trial.get("inputs_changed"):
+            raise _Stop(REJECTED, f"forward modified its input(s) {trial['inputs_changed']}: inputs must stay unchanged", stage="verify")
+        if trial.get("exact_tensor") is False:
+            raise _Stop(INCORRECT, f"output is a {trial.get('output_type')}, not a plain torch.Tensor", stage="verify")
+        if trial.get("storage_ok") is False:
+            raise _Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
+
+    def _benchmark(self) -> None:
+        cuda = self.on_cuda
+        blocks = self.opt.blocks or (5 if cuda else 2)
+        budget = self.opt.block_budget_s or (0.2 if cuda else 0.1)
+        pool_size = self.opt.pool
+        shift_range = 1 << 20
+
+        def schedule(n: int) -> list:
+            return [[secrets.randbelow(pool_size), 1 + secrets.randbelow(shift_range)] for _ in range(n)]
+
+        probe = schedule(3)
+        est = []
+        for side in ("reference", "candidate"):
+            reply, _ = self._time(side, probe, warmup=1, block=-1)
+            est.append(statistics.median(reply["times_ms"]))
+        per_call_ms = max(max(est), 1e-3)
+        lo, hi = (10, 1000) if cuda else (3, 50)
+        n = int(min(hi, max(lo, budget * 1e3 / per_call_ms)))
+        keep = min(2, n)
+        ref_times, cand_times = [], []
+        ref_overhead = cand_overhead = 0.0
+        for b in range(blocks):
+            calls = schedule(n)
+            seed = _seed()
+            ref, ref_wall = self._time("reference", calls, warmup=2, block=b, checksum_seed=seed, keep=keep)
+            cand, cand_wall = self._time("candidate", calls, warmup=2, block=b, checksum_seed=seed, keep=keep)
+            self._check_timed_outputs(ref, cand, n, keep)
+            ref_times += ref["times_ms"]
+            cand_times += cand["times_ms"]
+            ref_overhead += ref_wall * 1e3 - sum(ref["times_ms"])
+            cand_overhead += cand_wall * 1e3 - sum(cand["times_ms"])
+        self._check_host_clock(cand_times, ref_overhead, cand_overhead)
+        ref_ms, cand_ms = statistics.median(ref_times), statistics.median(cand_times)
+        v = self.verdict
+        v.reference_ms, v.candidate_ms = round(ref_ms, 6), round(cand_ms, 6)
+        v.reference_iqr_ms, v.candidate_iqr_ms = _iqr(ref_times), _iqr(cand_times)
+        v.timing = {
+            "method": "cuda events, device-wide sync, L2 flushed" if cuda else "host clock, cache flushed",
+            "calls_per_block": n,
+            "blocks": blocks,
+            "interleaved": True,
+            "pool": pool_size,
+        }
+        self._check_floor(cand_ms)
+        v.speedup = round(ref_ms / cand_ms, 4) if cand_ms > 0 else None
+        v.stage = "benchmark"
+
+    def _time(self, side: str, calls: list, warmup: int, block: int, checksum_seed: int = 0, keep: int = 0):
+        message = {"op": "time", "calls": calls, "warmup": warmup, "block": block, "checksum_seed": checksum_seed, "keep_last": keep}
+        runner = self.ref if side == "reference" else self.cand
+        try:
+            reply, wall = runner.request(message, self.opt.timeout)
+        except RunnerFailure as failure:
+            raise self._runner_stop(failure, side, "benchmark") from None
+        if not reply["ok"]:
+            if side == "reference":
+                raise TaskError(f"{self.task}: the reference failed while timed: {reply.get('error')}")
+            raise self._error_stop(reply, "benchmark")
+        times = reply.get("times_ms")
+        if not (isinstance(times, list) and len(times) == len(calls) and all(isinstance(t, (int, float)) and t >= 0 for t in times)):
+            raise _Stop(REJECTED, "the candidate's runner reported malformed timings", stage="benchmark")
+        if side == "candidate":
+            self._check_patched(reply.get("patched"), "benchmark")
+            if reply.get("threads_started", 0) > 0:
+                raise _Stop(REJECTED, "a thread was left running during timing", stage="benchmark")
+        return reply, wall
+
+    def _check_timed_outputs(self, ref: dict, cand: dict, n: int, keep: int) -> None:
+        sums = cand.get("checksums")
+        if not isinstance(sums, list) or len(sums) != n:
+            raise _Stop(REJECTED, "the candidate's runner reported malformed checksums", stage="benchmark")
+        rel_norm = compare.Tolerance.for_output(self.output_dtype, self.tolerance).rel_norm
+        for i, (want, got) in enumerate(zip(ref["checksums"], sums)):
+            problem = compare.compare_checksums(want, got, rel_norm)
+            if problem:
+                raise _Stop(INCORRECT, f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)", stage="benchmark")
+        expected = protocol.load_tensors(ref["kept_outputs"])
+        actual = self._load_candidate_tensors(cand.get("kept_outputs"), "benchmark")
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            raise _Stop(REJECTED, "the candidate's runner returned the wrong number of timed outputs", stage="benchmark")
+        for want, got in zip(expected, actual):
+            ok, reason, _ = compare.compare_outputs(want, got, self.tolerance)
+            if not ok:
+                raise _Stop(INCORRECT, f"an output produced while timed is wrong: {reason}", stage="benchmark")
+
+    def _check_host_clock(self, cand_times: list, ref_overhead: float, cand_overhead: float) -> None:
+        """The runner's times must add up with what the host's own clock saw.
+
+        Outside its timed calls the candidate's runner does the same work as the
+        reference's (staging, flush, checksums). Time the host saw but the
+        candidate's reported calls do not explain means the reported times are
+        too low: patched clocks, or work hidden from the timer.
+        """
+        unexplained = cand_overhead - ref_overhead
+        allowance = 0.5 * max(ref_overhead, 0.0) + 0.5 * sum(cand_times) + (20.0 if self.on_cuda else 200.0)
+        if unexplained > allowance:
+            raise _Stop(
+                REJECTED,
+                f"the reported times do not add up: the host's clock saw {unexplained:.1f} ms more than the "
+                f"candidate's {sum(cand_times):.1f} ms of timed calls explain (patched clock or hidden work)",
+                stage="benchmark",
+            )
+
+    def _check_floor(self, cand_ms: float) -> None:
+        env = self.verdict.environment
+        bandwidth = env.get("memory_bandwidth_bytes_per_s")
+        nbytes = self.setup.get("bytes")
+        if not self.on_cuda or not bandwidth or not nbytes:
+            self.verdict.warnings.append("physical floor not checked: " + ("CPU device" if not self.on_cuda else "no bandwidth or byte count"))
+            return
+        floor_ms = nbytes / bandwidth * 1e3
+        if cand_ms < 0.8 * floor_ms:
+            raise _Stop(
+                REJECTED,
+                f"{cand_ms:.4f} ms is below the physical floor of {floor_ms:.4f} ms "
+                f"({nbytes / 1e6:.1f} MB at {bandwidth / 1e9:.0f} GB/s): the work was not all timed",
+                stage="benchmark",
+            )
+
+    # -- runner plumbing ----------------------------------------------------------
+
+    def _start(self, role: str) -> RunnerProcess:
+        runner = RunnerProcess(role, os.path.join(self.workdir, role), self.opt.device)
+        self.runners.append(runner)
+        return runner
+
+    def _ask_ref(self, message: dict) -> dict:
+        try:
+            reply, _ = self.ref.request(message, self.opt.timeout)
+        except RunnerFailure as failure:
+            raise TaskError(f"{self.task}: the reference runner failed ({failure.message}): {_last_line(failure.log_tail)}") from None
+        if not reply["ok"]:
+            if reply.get("kind") == "task":
+                raise TaskError(reply["error"])
+            raise TaskError(f"{self.task}: the reference raised {reply.get('error')}")
+        return reply
+
+    def _ask_cand(self, message: dict, stage: str) -> dict:
+        try:
+            self.cand.send(message)
+        except RunnerFailure as failure:
+            raise self._runner_stop(failure, "candidate", stage) from None
+        return self._receive_cand(stage)
+
+    def _receive_cand(self, stage: str) -> dict:
+        try:
+            reply = self.cand.receive(self.opt.timeout)
+        except RunnerFailure as failure:
+            raise self._runner_stop(failure, "candidate", stage) from None
+        if not reply["ok"]:
+            raise self._error_stop(reply, stage)
+        return reply
+
+    def _error_stop(self, reply: dict, stage: str) -> _Stop:
+        kind = reply.get("kind")
+        self.verdict.log_tail = self.cand.log_tail()
+        if kind == "compile":
+            self.verdict.compile_log = str(reply.get("detail", ""))
+            return _Stop(COMPILE_ERROR, f"compile failed: {reply.get('error')}", stage=stage)
+        if kind == "oom":
+            return _Stop(RUNTIME_ERROR, f"out of memory: {reply.get('error')}", stage=stage)
+        where = {"compile": "while loading", "verify": "while verifying", "benchmark": "while timed"}.get(stage, stage)
+        return _Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}", _traceback_hint(reply), stage=stage)
+
+    def _runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> _Stop:
+        if side == "reference":
+            raise TaskError(f"{self.task}: the reference runner failed ({failure.message})")
+        self.verdict.log_tail = failure.log_tail
+        if failure.kind == "timeout":
+            return _Stop(TIMEOUT, f"{stage}: {failure.message}; the process group was killed", stage=stage)
+        if failure.kind == "protocol":
+            return _Stop(REJECTED, f"{stage}: {failure.message}", stage=stage)
+        tail = _last_line(failure.log_tail)
+        return _Stop(CRASHED, f"{stage}: {failure.message}", f"last output: {tail}" if tail else "", stage=stage)
+
+    def _load_candidate_tensors(self, path, stage: str):
+        expected_dir = os.path.join(self.workdir, "candidate")
+        if not isinstance(path, str) or os.path.dirname(os.path.abspath(path)) != expected_dir:
+            raise _Stop(REJECTED, "the candidate's runner named an output file outside its workdir", stage=stage)
+        try:
+            return protocol.load_tensors(path)
+        except Exception as exc:
+            first = (str(exc).splitlines() or [""])[0][:200]
+            raise _Stop(INCORRECT, f"the outputs are not plain tensors (could not load them safely: {first})", stage=stage) from None
+
+    def _check_patched(self, patched, stage: str) -> None:
+        if patched:
+            raise _Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, patched))}", stage=stage)
+
+
+
+def _iqr(values: list) -> float | None:
+    if len(values) < 4:
+        return None
+    q = statistics.quantiles(values, n=4)
+    return round(q[2] - q[0], 6)
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _traceback_hint(reply: dict) -> str:
+    lines = [line.strip() for line in str(reply.get("traceback", "")).splitlines() if line.strip().startswith("File ")]
+    return f"at {lines[-1]}" if lines else ""
+
+
+def _describe_overrides(overrides: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in overrides.items()) or "default shapes"

@@ -1,0 +1,162 @@
+"""The host's handle on one runner process: start it, talk to it, kill it.
+
+The runner gets two private pipes (commands in, replies out) and a session of
+its own, so a timeout can kill its whole process group: nvcc, ninja and
+anything the candidate spawned. Its stdout and stderr go to a log file that is
+read only as text for people and agents, never as a result.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import forge_sandbox
+from forge_sandbox import protocol
+
+LOG_TAIL_CHARS = 4000
+
+
+class RunnerFailure(Exception):
+    """The runner did not answer: it timed out, died, or broke the protocol."""
+
+    def __init__(self, kind: str, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind  # "timeout" | "crashed" | "protocol"
+        self.message = message
+        self.log_tail = log_tail
+
+
+def _signal_name(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+class RunnerProcess:
+    def __init__(self, role: str, workdir: str, device: str, env: dict | None = None) -> None:
+        self.role = role
+        self.workdir = workdir
+        os.makedirs(workdir, exist_ok=True)
+        self.log_path = os.path.join(workdir, "runner.log")
+        cmd_r, cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        child_env = dict(os.environ if env is None else env)
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__)))
+        child_env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, child_env.get("PYTHONPATH", "")) if p)
+        if device == "cpu":
+            child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "forge_sandbox.runner",
+                    "--cmd-fd",
+                    str(cmd_r),
+                    "--reply-fd",
+                    str(reply_w),
+                    "--workdir",
+                    workdir,
+                    "--device",
+                    device,
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(cmd_r, reply_w),
+                cwd=workdir,
+                env=child_env,
+                start_new_session=True,
+            )
+        os.close(cmd_r)
+        os.close(reply_w)
+        self.cmd_fd = cmd_w
+        self.reader = protocol.LineReader(reply_r)
+        self.awaiting = False
+
+    def send(self, message: dict) -> None:
+        """Send a command without waiting (so the host can work while a candidate compiles)."""
+        if self.reader.pending():
+            raise self._fail("protocol", "the runner wrote a message nobody asked for (a forged reply?)")
+        try:
+            protocol.write_message(self.cmd_fd, message)
+        except (BrokenPipeError, OSError):
+            raise self._fail("crashed", "the runner exited before it received a command") from None
+        self.awaiting = True
+
+    def receive(self, timeout: float) -> dict:
+        """The reply to the last command, or RunnerFailure."""
+        try:
+            reply = self.reader.read(timeout)
+        except protocol.ChannelTimeout:
+            raise self._fail("timeout", f"no answer within {timeout:g} s") from None
+        except protocol.ChannelClosed:
+            code = self._wait_exit(5.0)
+            raise self._fail("crashed", f"the process ended ({_signal_name(code)}) without answering") from None
+        except protocol.ProtocolViolation as exc:
+            raise self._fail("protocol", str(exc)) from None
+        self.awaiting = False
+        if "ok" not in reply:
+            raise self._fail("protocol", "reply without an 'ok' field")
+        return reply
+
+    def request(self, message: dict, timeout: float) -> tuple[dict, float]:
+        """Send a command and wait for its reply; also return the host's wall time for it (s)."""
+        start = time.perf_counter()
+        self.send(message)
+        reply = self.receive(timeout)
+        return reply, time.perf_counter() - start
+
+    def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - chars))
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def _wait_exit(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return self.proc.wait()
+
+    def _fail(self, kind: str, message: str) -> RunnerFailure:
+        self.kill()
+        return RunnerFailure(kind, message, self.log_tail())
+
+    def kill(self) -> None:
+        """Kill the whole process group (compilers and anything the candidate started)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def close(self) -> None:
+        """Ask the runner to exit, then make sure nothing of its group survives."""
+        if self.proc.poll() is None and not self.awaiting:
+            try:
+                protocol.write_message(self.cmd_fd, {"op": "exit"})
+                self.proc.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        for fd in (self.cmd_fd, self.reader.fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

@@ -1,0 +1,274 @@
+"""A runner process: loads a task or a candidate and runs it on the host's command.
+
+Started by the host as ``python -m forge_sandbox.runner --cmd-fd R --reply-fd W
+--workdir D --device DEV`` in a new session (so a timeout kills its whole
+process group, compilers included). It reads one JSON command at a time and
+answers with one JSON reply; tensors go to files in the workdir.
+
+A reference runner is trusted (task code only): it makes the inputs from the
+host's seeds and computes the expected outputs. A candidate runner imports
+untrusted code, so nothing it says is believed without a check on the host;
+the checks made here (inputs unchanged, thread count, launch census, timing
+primitives untouched) are extra evidence, not the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import traceback
+
+import torch
+
+from forge_sandbox import census, protocol, static_check, taskfile, timing
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(exc).__name__}: {first}"[:500]
+
+
+def _is_compile_error(exc: BaseException) -> bool:
+    if isinstance(exc, SyntaxError):
+        return True
+    name = type(exc).__name__
+    text = str(exc)
+    return (
+        name in {"CompilationError", "CalledProcessError", "CompileError", "CUDACompileError"}
+        or "Error building extension" in text
+        or "error: " in text and ("nvcc" in text or "ninja" in text)
+        or "NVRTC_ERROR" in text
+        or "CUDA_HOME" in text
+    )
+
+
+def _to_device(values: list, device: torch.device) -> list:
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _bytes_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise equality (NaN-safe), for the inputs-unchanged check."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+class Runner:
+    def __init__(self, workdir: str, device: str) -> None:
+        self.workdir = workdir
+        self.device = torch.device(device)
+        self.model = None
+        self.task = None
+        self.candidate_module = None
+        self.counter: census.LaunchCounter | None = None
+        self.inputs: list[list] = []
+        self.pool: list[list] = []
+        self.role = ""
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.workdir, name)
+
+    # -- commands ---------------------------------------------------------------
+
+    def cmd_hello(self, msg: dict) -> dict:
+        env = {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "device": str(self.device),
+            "device_name": "cpu",
+        }
+        if self.device.type == "cuda":
+            props = torch.cuda.get_device_properties(self.device)
+            env.update(device_name=props.name, capability=f"{props.major}.{props.minor}", sm_count=props.multi_processor_count)
+            clock_khz = getattr(props, "memory_clock_rate", 0) or 0
+            bus_bits = getattr(props, "memory_bus_width", 0) or 0
+            if clock_khz and bus_bits:  # double data rate: two transfers per clock
+                env["memory_bandwidth_bytes_per_s"] = 2 * clock_khz * 1e3 * bus_bits / 8
+        try:
+            import triton
+
+            env["triton"] = triton.__version__
+        except Exception:
+            env["triton"] = None
+        env["triton_interpret"] = os.environ.get("TRITON_INTERPRET") == "1"
+        return {"environment": env}
+
+    def cmd_describe(self, msg: dict) -> dict:
+        """How many input configurations the task has at this size, and its declarations."""
+        module = taskfile.load_task(msg["task"])
+        configs = taskfile.configurations(module, msg["size"])
+        tolerance = getattr(module, "TOLERANCE", None)
+        if tolerance is not None and not isinstance(tolerance, dict):
+            raise taskfile.TaskError(f"{msg['task']}: TOLERANCE must be a dict with atol, rtol, rel_norm")
+        return {"configs": len(configs), "tolerance": tolerance}
+
+    def cmd_setup_reference(self, msg: dict) -> dict:
+        """Build the reference model for one configuration; make and save all inputs."""
+        self.role = "reference"
+        path = msg["task"]
+        probe = taskfile.load_task(path)
+        overrides = taskfile.configurations(probe, msg["size"])[msg["config"]]
+        self.task = taskfile.load_task(path, overrides)
+        init_inputs = taskfile.call_task_function(self.task, "get_init_inputs", path)
+        torch.manual_seed(msg["init_seed"])
+        self.model = self.task.Model(*_to_device(init_inputs, self.device)).to(self.device)
+        self.inputs = [self._inputs_from_seed(seed) for seed in msg["verify_seeds"]]
+        self.pool = [self._inputs_from_seed(seed) for seed in msg["pool_seeds"]]
+        protocol.save_tensors(self.path("init_inputs.pt"), init_inputs)
+        protocol.save_tensors(self.path("verify_inputs.pt"), [[_cpu(x) for x in s] for s in self.inputs])
+        protocol.save_tensors(self.path("pool_inputs.pt"), [[_cpu(x) for x in s] for s in self.pool])
+        first = self.inputs[0]
+        return {
+            "init_inputs": self.path("init_inputs.pt"),
+            "verify_inputs": self.path("verify_inputs.pt"),
+            "pool_inputs": self.path("pool_inputs.pt"),
+            "flops": taskfile.declared_number(self.task, "get_flops"),
+            "bytes": taskfile.declared_number(self.task, "get_bytes"),
+            "input_bytes": sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor)),
+            "overrides": {k: repr(v) for k, v in overrides.items()},
+        }
+
+    def _inputs_from_seed(self, seed: int) -> list:
+        torch.manual_seed(seed)
+        return _to_device(taskfile.call_task_function(self.task, "get_inputs", "task"), self.device)
+
+    def cmd_load_candidate(self, msg: dict) -> dict:
+        """Import the candidate (this is where load_inline compiles) with the census hooks in place."""
+        self.role = "candidate"
+        with open(msg["candidate"]) as f:
+            source = f.read()
+        backends = static_check.check_source(source).backends
+        self.counter = census.install(backends)
+        self.candidate_module = taskfile.load_module(msg["candidate"], "candidate")
+        if not callable(getattr(self.candidate_module, "ModelNew", None)):
+            raise LookupError("the candidate defines no ModelNew class")
+        return {"patched": self._patched_primitives()}
+
+    def cmd_setup_candidate(self, msg: dict) -> dict:
+        init_inputs = protocol.load_tensors(msg["init_inputs"])
+        self.inputs = [_to_device(s, self.device) for s in protocol.load_tensors(msg["verify_inputs"])]
+        self.pool = [_to_device(s, self.device) for s in protocol.load_tensors(msg["pool_inputs"])]
+        torch.manual_seed(msg["init_seed"])
+        self.model = self.candidate_module.ModelNew(*_to_device(init_inputs, self.device))
+        if isinstance(self.model, torch.nn.Module):
+            self.model = self.model.to(self.device)
+        return {}
+
+    def cmd_forward(self, msg: dict) -> dict:
+        """Run every verification input set once; save the outputs; report what was seen."""
+        outputs, trials = [], []
+        with torch.no_grad():
+            for inputs in self.inputs:
+                before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                threads = threading.active_count()
+                launches = self.counter.count if self.counter else 0
+                out = self.model(*inputs)
+                _sync(self.device)
+                trial = {
+                    "threads_started": threading.active_count() - threads,
+                    "launches": (self.counter.count - launches) if self.counter else None,
+                    "output_type": f"{type(out).__module__}.{type(out).__qualname__}",
+                    "exact_tensor": type(out) is torch.Tensor,
+                    "inputs_changed": [
+                        i for i, (a, b) in enumerate(zip(before, inputs)) if isinstance(a, torch.Tensor) and not _bytes_equal(a, b)
+                    ],
+                }
+                if type(out) is torch.Tensor:
+                    trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
+                    outputs.append(out.detach().cpu().clone())
+                else:
+                    outputs.append(None)
+                trials.append(trial)
+        protocol.save_tensors(self.path("outputs.pt"), outputs)
+        return {"outputs": self.path("outputs.pt"), "trials": trials, "patched": self._patched_primitives()}
+
+    def cmd_time(self, msg: dict) -> dict:
+        """One timed block; see timing.time_calls for the method."""
+        checksummer = timing.Checksummer(msg["checksum_seed"], self.device)
+        sums: list = []
+        keep_from = len(msg["calls"]) - msg.get("keep_last", 0)
+        kept: list = []
+
+        def on_output(i: int, out) -> None:
+            sums.append(checksummer(out))
+            if i >= keep_from:
+                kept.append(out.detach().cpu().clone() if type(out) is torch.Tensor else None)
+
+        threads = threading.active_count()
+        times = timing.time_calls(self.model, self.pool, msg["calls"], self.device, msg.get("warmup", 0), on_output)
+        name = f"timed_outputs_{msg.get('block', 0)}.pt"
+        protocol.save_tensors(self.path(name), kept)
+        return {
+            "times_ms": times,
+            "checksums": sums,
+            "kept_outputs": self.path(name),
+            "threads_started": threading.active_count() - threads,
+            "patched": self._patched_primitives(),
+        }
+
+    def _patched_primitives(self) -> list[str]:
+        bound, live = timing.bound_primitives(), timing.live_primitives()
+        return [name for name in bound if live[name] is not bound[name]]
+
+
+def _cpu(x):
+    return x.detach().cpu() if isinstance(x, torch.Tensor) else x
+
+
+def serve(runner: Runner, cmd_fd: int, reply_fd: int) -> None:
+    reader = protocol.LineReader(cmd_fd)
+    while True:
+        try:
+            msg = reader.read(None)
+        except protocol.ChannelClosed:
+            return
+        op = msg.get("op")
+        if op == "exit":
+            return
+        handler = getattr(runner, f"cmd_{op}", None)
+        try:
+            if handler is None:
+                raise ValueError(f"unknown command {op!r}")
+            reply = {"ok": True, **handler(msg)}
+        except taskfile.TaskError as exc:
+            reply = {"ok": False, "kind": "task", "error": str(exc)}
+        except BaseException as exc:  # the candidate's failure is data, not our crash
+            kind = "compile" if _is_compile_error(exc) else "runtime"
+            if isinstance(exc, torch.cuda.OutOfMemoryError):
+                kind = "oom"
+            reply = {
+                "ok": False,
+                "kind": kind,
+                "error": _one_line(exc),
+                "detail": str(exc)[-8000:],
+                "traceback": "".join(traceback.format_exception(exc))[-4000:],
+            }
+        protocol.write_message(reply_fd, reply)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cmd-fd", type=int, required=True)
+    parser.add_argument("--reply-fd", type=int, required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    serve(Runner(args.workdir, args.device), args.cmd_fd, args.reply_fd)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: a candidate's atexit hooks or threads must not
+    # run after the last reply, and CUDA teardown can hang on a broken context.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Loading task and candidate files (KernelBench format) inside a runner process.
+
+A task file defines ``Model``, ``get_inputs()`` and ``get_init_inputs()``,
+exactly as KernelBench does, and may declare forge's optional extras:
+
+* ``SMALL``: module-global overrides that give CPU-sized shapes for tests;
+* ``CONFIGS`` / ``SMALL_CONFIGS``: extra overrides (other shapes) to verify;
+* ``TOLERANCE``: ``{"atol", "rtol", "rel_norm"}`` replacing the dtype defaults;
+* ``get_flops()`` / ``get_bytes()``: useful FLOPs and compulsory DRAM bytes.
+
+Sizes are module globals that ``get_inputs`` reads when called, so an override
+is a ``setattr`` on a freshly executed module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import uuid
+from types import ModuleType
+
+SIZES = ("default", "small")
+
+
+class TaskError(Exception):
+    """A task file that cannot be used; the message is one line naming what is wrong."""
+
+
+def load_module(path: str, kind: str) -> ModuleType:
+    """Execute a Python file as a fresh module with a unique name."""
+    name = f"forge_{kind}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise TaskError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def configurations(module: ModuleType, size: str) -> list[dict]:
+    """The override dicts to verify with: the base size first, then the extra shapes."""
+    if size not in SIZES:
+        raise TaskError(f"unknown size {size!r}; expected one of {', '.join(SIZES)}")
+    base = dict(getattr(module, "SMALL", {}) or {}) if size == "small" else {}
+    if size == "small" and not base:
+        raise TaskError("the task declares no SMALL sizes, so it cannot run at size 'small'")
+    extras = getattr(module, "SMALL_CONFIGS" if size == "small" else "CONFIGS", []) or []
+    configs = [base]
+    for extra in extras:
+        if not isinstance(extra, dict):
+            raise TaskError("CONFIGS / SMALL_CONFIGS must be a list of dicts of module-global overrides")
+        configs.append({**base, **extra})
+    return configs
+
+
+def load_task(path: str, overrides: dict | None = None) -> ModuleType:
+    """Load a task file, check it has the KernelBench interface, apply overrides."""
+    try:
+        module = load_module(path, "task")
+    except TaskError:
+        raise
+    except SyntaxError as exc:
+        raise TaskError(f"{path}: syntax error at line {exc.lineno}: {exc.msg}") from None
+    except Exception as exc:
+        raise TaskError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from None
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not callable(getattr(module, n, None))]
+    if missing:
+        raise TaskError(f"{path}: missing {', '.join(missing)} (a task defines Model, get_inputs and get_init_inputs)")
+    for key, value in (overrides or {}).items():
+        if not hasattr(module, key):
+            raise TaskError(f"{path}: override {key!r} names no module global")
+        setattr(module, key, value)
+    return module
+
+
+def call_task_function(module: ModuleType, name: str, path: str):
+    """Call get_inputs / get_init_inputs, turning any failure into a one-line TaskError."""
+    try:
+        value = getattr(module, name)()
+    except Exception as exc:
+        raise TaskError(f"{path}: {name}() raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(value, (list, tuple)):
+        raise TaskError(f"{path}: {name}() must return a list, got {type(value).__name__}")
+    return list(value)
+
+
+def declared_number(module: ModuleType, name: str) -> float | None:
+    """get_flops() / get_bytes() when the task declares them."""
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        return None
+    value = fn()
+    return float(value) if value is not None else None
