@@ -12,7 +12,10 @@ dim2 = 256
 dtype = torch.float32
 
 SMALL = {"batch_size": 4, "dim1": 256, "dim2": 64}
-CONFIGS = [{"batch_size": 127, "dim1": 1023, "dim2": 515}, {"batch_size": 8, "dim1": 257, "dim2": 32769}]
+CONFIGS = [
+    {"batch_size": 127, "dim1": 1023, "dim2": 515},
+    {"batch_size": 8, "dim1": 257, "dim2": 32769},
+]
 SMALL_CONFIGS = [{"batch_size": 3, "dim1": 301, "dim2": 37}]
 
 

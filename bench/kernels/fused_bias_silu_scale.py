@@ -38,6 +38,12 @@ class ModelNew(nn.Module):
         block = min(2048, triton.next_power_of_2(dim))
         grid = (rows, triton.cdiv(dim, block))
         _bias_silu_scale_kernel[grid](
-            x2, self.bias, y, dim, float(self.scale), BLOCK=block, num_warps=8 if block >= 2048 else 4
+            x2,
+            self.bias,
+            y,
+            dim,
+            float(self.scale),
+            BLOCK=block,
+            num_warps=8 if block >= 2048 else 4,
         )
         return y.reshape(x.shape)

@@ -15,8 +15,14 @@ _TARGET_PROGRAMS = 2048
 
 @triton.jit
 def _sum_partial_kernel(
-    x_ptr, ws_ptr, B, R, C, rows_per_split,
-    BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr,
+    x_ptr,
+    ws_ptr,
+    B,
+    R,
+    C,
+    rows_per_split,
+    BLOCK_R: tl.constexpr,
+    BLOCK_C: tl.constexpr,
 ):
     b = tl.program_id(0)
     pid_c = tl.program_id(1)
@@ -65,7 +71,9 @@ class ModelNew(nn.Module):
         block_r = max(1, min(4096 // block_c, triton.next_power_of_2(R)))
         base_programs = B * triton.cdiv(C, block_c)
         # Split R so there are ~_TARGET_PROGRAMS programs, each doing >= 4 row tiles.
-        split = max(1, min(triton.cdiv(_TARGET_PROGRAMS, base_programs), triton.cdiv(R, 4 * block_r)))
+        split = max(
+            1, min(triton.cdiv(_TARGET_PROGRAMS, base_programs), triton.cdiv(R, 4 * block_r))
+        )
         rows_per_split = triton.cdiv(triton.cdiv(R, split), block_r) * block_r
         split = triton.cdiv(R, rows_per_split)
         ws = torch.empty((split, B, C), dtype=torch.float32, device=x.device)
@@ -75,5 +83,7 @@ class ModelNew(nn.Module):
         )
         n_out = B * C
         fin_block = 1024
-        _sum_finalize_kernel[(triton.cdiv(n_out, fin_block),)](ws, y, n_out, split, BLOCK=fin_block, num_warps=4)
+        _sum_finalize_kernel[(triton.cdiv(n_out, fin_block),)](
+            ws, y, n_out, split, BLOCK=fin_block, num_warps=4
+        )
         return y

@@ -13,6 +13,7 @@ prints is read as a result.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import statistics
@@ -350,7 +351,8 @@ class _Pipeline:
         self.verdict.log_tail = self.cand.log_tail()
         if kind == "compile":
             self.verdict.compile_log = str(reply.get("detail", ""))
-            return _Stop(COMPILE_ERROR, f"compile failed: {reply.get('error')}", stage=stage)
+            summary = _compiler_error_line(self.verdict.compile_log) or reply.get("error")
+            return _Stop(COMPILE_ERROR, f"compile failed: {summary}", stage=stage)
         if kind == "oom":
             return _Stop(RUNTIME_ERROR, f"out of memory: {reply.get('error')}", stage=stage)
         where = {"compile": "while loading", "verify": "while verifying", "benchmark": "while timed"}.get(stage, stage)
@@ -395,8 +397,20 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def _compiler_error_line(log: str) -> str:
+    """The compiler's first error line (gcc/nvcc `file:line:col: error: ...`), without the path."""
+    for line in log.splitlines():
+        if "error" in line.lower() and ("error:" in line or "error " in line) and not line.startswith(("FAILED", "[")):
+            return re.sub(r"^\S*/", "", line.strip())[:300]
+    return ""
+
+
 def _traceback_hint(reply: dict) -> str:
-    lines = [line.strip() for line in str(reply.get("traceback", "")).splitlines() if line.strip().startswith("File ")]
+    lines = [
+        line.strip()
+        for line in str(reply.get("traceback", "")).splitlines()
+        if line.strip().startswith("File ") and "forge_sandbox" not in line
+    ]
     return f"at {lines[-1]}" if lines else ""
 
 

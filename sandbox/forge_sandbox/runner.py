@@ -22,7 +22,7 @@ import traceback
 
 import torch
 
-from forge_sandbox import census, protocol, static_check, taskfile, timing
+from forge_sandbox import census, compare, protocol, static_check, taskfile, timing
 
 
 def _one_line(exc: BaseException) -> str:
@@ -110,6 +110,49 @@ class Runner:
         if tolerance is not None and not isinstance(tolerance, dict):
             raise taskfile.TaskError(f"{msg['task']}: TOLERANCE must be a dict with atol, rtol, rel_norm")
         return {"configs": len(configs), "tolerance": tolerance}
+
+    def cmd_inspect(self, msg: dict) -> dict:
+        """What a task is, for `forge tasks`; with ``lint``, whether its output is degenerate."""
+        path = msg["task"]
+        module = taskfile.load_task(path)
+        configs = taskfile.configurations(module, msg["size"])
+        task = taskfile.load_task(path, configs[0])
+        inputs = taskfile.call_task_function(task, "get_inputs", path)
+        info = {
+            "doc": ((module.__doc__ or "").strip().splitlines() or [""])[0],
+            "inputs": [_describe_value(x) for x in inputs],
+            "configs": len(configs),
+            "flops": taskfile.declared_number(task, "get_flops"),
+            "bytes": taskfile.declared_number(task, "get_bytes"),
+            "warnings": [],
+        }
+        if msg.get("lint"):
+            info["warnings"] = self._lint(task, path)
+        return info
+
+    def _lint(self, task, path: str) -> list[str]:
+        init_inputs = taskfile.call_task_function(task, "get_init_inputs", path)
+        torch.manual_seed(0)
+        self.task = task
+        model = task.Model(*_to_device(init_inputs, self.device)).to(self.device)
+        with torch.no_grad():
+            outs = [model(*self._inputs_from_seed(seed)) for seed in (1, 2)]
+        if not all(type(o) is torch.Tensor for o in outs):
+            return ["Model.forward does not return a single torch.Tensor"]
+        warnings = []
+        a, b = (o.detach().double().cpu() for o in outs)
+        if a.shape == b.shape and torch.equal(a, b):
+            warnings.append("the output does not depend on the inputs (two seeds gave identical outputs)")
+        finite = a[torch.isfinite(a)]
+        if finite.numel() and float(finite.std() if finite.numel() > 1 else 0) <= 1e-6 * (float(finite.abs().mean()) + 1e-12):
+            warnings.append("the output is nearly constant")
+        tol = compare.Tolerance.for_output(outs[0].dtype, getattr(task, "TOLERANCE", None))
+        if finite.numel():
+            rms = float((finite * finite).mean().sqrt())
+            near_zero = float((finite.abs() <= tol.atol * max(1.0, rms) + tol.rtol * finite.abs()).double().mean())
+            if near_zero > 0.99:
+                warnings.append(f"{near_zero:.0%} of the output is within tolerance of zero: all-zeros would pass elementwise")
+        return warnings
 
     def cmd_setup_reference(self, msg: dict) -> dict:
         """Build the reference model for one configuration; make and save all inputs."""
@@ -218,6 +261,12 @@ class Runner:
     def _patched_primitives(self) -> list[str]:
         bound, live = timing.bound_primitives(), timing.live_primitives()
         return [name for name in bound if live[name] is not bound[name]]
+
+
+def _describe_value(x) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"{str(x.dtype).replace('torch.', '')}[{', '.join(map(str, x.shape))}]"
+    return repr(x)[:40]
 
 
 def _cpu(x):

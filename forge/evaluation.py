@@ -1,0 +1,28 @@
+"""Running the evaluator from the control side."""
+
+from __future__ import annotations
+
+from forge_sandbox import EvalOptions, Verdict, evaluate
+from forge_sandbox.taskfile import TaskError
+
+
+class EvaluationError(ValueError):
+    """The evaluation could not start: a bad task or an unusable device. One line."""
+
+
+def check_device(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise EvaluationError("no CUDA device is visible here; use --device cpu to run on the CPU")
+
+
+def run_eval(task: str, candidate: str, *, device: str = "cuda", size: str = "default", timeout: float = 600.0, trials: int = 5) -> Verdict:
+    """Evaluate one candidate; raise EvaluationError for problems that are not the candidate's."""
+    check_device(device)
+    options = EvalOptions(device=device, size=size, timeout=timeout, trials=trials)
+    try:
+        return evaluate(task, candidate, options)
+    except TaskError as exc:
+        raise EvaluationError(str(exc)) from None

@@ -1,0 +1,100 @@
+"""Every known way to fake a kernel benchmark has a fixture, and none of them passes."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import cpu_eval, gpu_eval
+
+# fixture -> the statuses that are an acceptable rejection of it (never "passed")
+CHEATS = {
+    "cheat_output_cache_pointer": {"incorrect"},
+    "cheat_output_cache_value": {"incorrect"},
+    "cheat_input_mutation": {"rejected"},
+    "cheat_lazy_subclass": {"rejected", "incorrect"},
+    "cheat_background_thread": {"rejected"},
+    "cheat_side_stream": {"rejected"},
+    "cheat_timer_patch": {"rejected"},
+    "cheat_hidden_clock": {"rejected"},
+    "cheat_compare_patch": {"rejected", "incorrect"},
+    "cheat_reference_memory": {"rejected", "incorrect"},
+    "cheat_empty_output": {"incorrect"},
+    "cheat_phase_switch": {"incorrect"},
+    "cheat_forged_stdout": {"crashed"},
+    "cheat_forged_reply": {"rejected", "incorrect"},
+    "cheat_precision_downgrade": {"incorrect"},
+    "cheat_precision_cast_back": {"incorrect"},
+    "cheat_pytorch_fallback": {"rejected"},
+    "cheat_pytorch_only": {"rejected"},
+    "cheat_unused_kernel": {"rejected"},
+    "cheat_zeros": {"incorrect"},
+}
+
+# With the static checks off, the runtime and host-side defenses alone must still hold.
+# (Side streams need a GPU to show; see the gpu tests below.)
+RUNTIME_ONLY = {
+    "cheat_background_thread": "thread",
+    "cheat_timer_patch": "timing primitives were replaced",
+    "cheat_hidden_clock": "do not add up",
+    "cheat_lazy_subclass": "not a plain torch.Tensor",
+    "cheat_compare_patch": "outside tolerance",
+    "cheat_reference_memory": "outside tolerance",
+    "cheat_pytorch_fallback": "no custom kernel was launched",
+    "cheat_forged_reply": "",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_cheat_never_passes(name):
+    verdict = cpu_eval(name)
+    assert verdict.status in CHEATS[name], (verdict.status, verdict.reasons)
+    assert verdict.speedup is None
+    assert verdict.reasons, "a rejection must say why"
+
+
+@pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
+def test_runtime_defenses_hold_without_static_checks(name):
+    verdict = cpu_eval(name, static_checks=False)
+    assert verdict.status != "passed", verdict.reasons
+    assert RUNTIME_ONLY[name] in " ".join(verdict.reasons)
+
+
+def test_static_check_names_the_trick():
+    verdict = cpu_eval("cheat_pytorch_only")
+    assert verdict.reasons[0].startswith("no custom kernel")
+
+
+def test_forged_stdout_verdict_is_ignored():
+    verdict = cpu_eval("cheat_forged_stdout")
+    assert verdict.status == "crashed"
+    # what it printed is kept as a log line for people, never read as a result
+    assert '"status": "passed"' in verdict.log_tail
+
+
+def test_honest_candidates_pass():
+    verdict = cpu_eval("honest_triton")
+    assert verdict.status == "passed", verdict.reasons
+    assert verdict.speedup and verdict.speedup > 0
+
+
+# ---- tricks that only a GPU can show -------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_gpu_side_stream_gains_nothing_without_static_checks():
+    # The static check rejects it outright; without that, the device-wide sync before
+    # the end event still times the hidden work, so its 50 launches make it slow.
+    assert gpu_eval("cheat_side_stream").status == "rejected"
+    verdict = gpu_eval("cheat_side_stream", static_checks=False)
+    assert verdict.status != "passed" or verdict.speedup < 1.0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["cheat_output_cache_pointer", "cheat_empty_output", "cheat_phase_switch"])
+def test_gpu_memory_and_caching_tricks(name):
+    assert gpu_eval(name).status != "passed"
+
+
+@pytest.mark.gpu
+def test_gpu_honest_passes():
+    verdict = gpu_eval("honest_triton")
+    assert verdict.status == "passed", verdict.reasons
