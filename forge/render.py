@@ -33,14 +33,17 @@ def print_verdict(console: Console, v: Verdict) -> None:
 
 def print_tasks(console: Console, infos) -> None:
     table = Table(show_header=True, header_style="bold")
-    for column in ("task", "inputs", "configs", "GFLOP", "MB", "about"):
-        table.add_column(column)
+    for column in ("task", "inputs", "GFLOP", "MB", "about"):
+        table.add_column(column, overflow="fold", no_wrap=column == "task")
+    for info in infos:
+        if info.ok:
+            gflop = f"{info.flops / 1e9:.3g}" if info.flops else "-"
+            mb = f"{info.bytes / 1e6:.3g}" if info.bytes else "-"
+            table.add_row(info.name, ", ".join(info.inputs), gflop, mb, info.doc)
+    console.print(table)
+    # Problems go on lines of their own, unwrapped, so that they can be read and grepped whole.
     for info in infos:
         if not info.ok:
-            table.add_row(info.name, f"[red]{info.error}[/]", "", "", "", "")
-            continue
-        gflop = f"{info.flops / 1e9:.3g}" if info.flops else "-"
-        mb = f"{info.bytes / 1e6:.3g}" if info.bytes else "-"
-        about = info.doc + "".join(f"\n[yellow]warning: {w}[/]" for w in info.warnings)
-        table.add_row(info.name, ", ".join(info.inputs), str(info.configs), gflop, mb, about)
-    console.print(table)
+            console.print(f"[red]error[/] {info.error}", soft_wrap=True, highlight=False)
+        for warning in info.warnings:
+            console.print(f"[yellow]warning[/] {info.name}: {warning}", soft_wrap=True, highlight=False)

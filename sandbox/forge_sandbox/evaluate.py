@@ -227,7 +227,7 @@ class _Pipeline:
         self._check_host_clock(cand_times, ref_overhead, cand_overhead)
         ref_ms, cand_ms = statistics.median(ref_times), statistics.median(cand_times)
         v = self.verdict
-        v.reference_ms, v.candidate_ms = round(ref_ms, 6), round(cand_ms, 6)
+        v.reference_ms, v.candidate_ms = _sig(ref_ms), _sig(cand_ms)
         v.reference_iqr_ms, v.candidate_iqr_ms = _iqr(ref_times), _iqr(cand_times)
         v.timing = {
             "method": "cuda events, device-wide sync, L2 flushed" if cuda else "host clock, cache flushed",
@@ -237,7 +237,7 @@ class _Pipeline:
             "pool": pool_size,
         }
         self._check_floor(cand_ms)
-        v.speedup = round(ref_ms / cand_ms, 4) if cand_ms > 0 else None
+        v.speedup = _sig(ref_ms / cand_ms) if cand_ms > 0 else None
         v.stage = "benchmark"
 
     def _time(self, side: str, calls: list, warmup: int, block: int, checksum_seed: int = 0, keep: int = 0):
@@ -389,7 +389,12 @@ def _iqr(values: list) -> float | None:
     if len(values) < 4:
         return None
     q = statistics.quantiles(values, n=4)
-    return round(q[2] - q[0], 6)
+    return _sig(q[2] - q[0])
+
+
+def _sig(x: float) -> float:
+    """Six significant figures: enough for any timing, without float noise in the JSON."""
+    return float(f"{x:.6g}")
 
 
 def _last_line(text: str) -> str:

@@ -67,6 +67,7 @@ class Runner:
         self.device = torch.device(device)
         self.model = None
         self.task = None
+        self.task_path = ""
         self.candidate_module = None
         self.counter: census.LaunchCounter | None = None
         self.inputs: list[list] = []
@@ -133,7 +134,7 @@ class Runner:
     def _lint(self, task, path: str) -> list[str]:
         init_inputs = taskfile.call_task_function(task, "get_init_inputs", path)
         torch.manual_seed(0)
-        self.task = task
+        self.task, self.task_path = task, path
         model = task.Model(*_to_device(init_inputs, self.device)).to(self.device)
         with torch.no_grad():
             outs = [model(*self._inputs_from_seed(seed)) for seed in (1, 2)]
@@ -160,7 +161,7 @@ class Runner:
         path = msg["task"]
         probe = taskfile.load_task(path)
         overrides = taskfile.configurations(probe, msg["size"])[msg["config"]]
-        self.task = taskfile.load_task(path, overrides)
+        self.task, self.task_path = taskfile.load_task(path, overrides), path
         init_inputs = taskfile.call_task_function(self.task, "get_init_inputs", path)
         torch.manual_seed(msg["init_seed"])
         self.model = self.task.Model(*_to_device(init_inputs, self.device)).to(self.device)
@@ -182,7 +183,7 @@ class Runner:
 
     def _inputs_from_seed(self, seed: int) -> list:
         torch.manual_seed(seed)
-        return _to_device(taskfile.call_task_function(self.task, "get_inputs", "task"), self.device)
+        return _to_device(taskfile.call_task_function(self.task, "get_inputs", self.task_path), self.device)
 
     def cmd_load_candidate(self, msg: dict) -> dict:
         """Import the candidate (this is where load_inline compiles) with the census hooks in place."""

@@ -1,0 +1,78 @@
+"""The `forge` command line end to end (click's CliRunner; the evaluator's runners are real processes)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from click.testing import CliRunner
+from conftest import CANDIDATES, REPO, TASKS
+
+from forge.cli import main
+
+VERDICT_KEYS = {"status", "reasons", "candidate_ms", "reference_ms", "speedup", "environment"}
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(map(str, args)))
+
+
+def test_eval_json_prints_exactly_one_object_and_exits_zero_when_passed():
+    result = run("eval", TASKS / "scale_add.py", CANDIDATES / "honest_triton.py", "--device", "cpu", "--size", "small", "--json")
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.stdout)  # the whole of stdout is one JSON object
+    assert VERDICT_KEYS <= verdict.keys()
+    assert verdict["status"] == "passed" and verdict["speedup"] > 0
+    assert {"device_name", "torch", "cuda"} <= verdict["environment"].keys()
+
+
+def test_eval_exits_nonzero_for_anything_but_passed():
+    result = run("eval", TASKS / "scale_add.py", CANDIDATES / "cheat_pytorch_only.py", "--device", "cpu", "--size", "small", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["status"] == "rejected"
+
+
+def test_eval_human_summary():
+    result = run("eval", TASKS / "scale_add.py", CANDIDATES / "honest_triton.py", "--device", "cpu", "--size", "small")
+    assert result.exit_code == 0
+    assert "passed" in result.output and re.search(r"speedup [\d.]+x", result.output)
+
+
+def test_eval_accepts_a_bundled_task_by_name():
+    result = run("eval", "swiglu", REPO / "bench" / "kernels" / "swiglu.py", "--device", "cpu", "--size", "small", "--json")
+    assert result.exit_code == 0, result.output
+
+
+def test_malformed_task_is_one_clear_line():
+    result = run("eval", TASKS / "bad_missing_model.py", CANDIDATES / "honest_triton.py", "--device", "cpu", "--size", "small")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad_missing_model.py" in lines[0] and "missing Model" in lines[0]
+
+
+def test_unknown_task_name_is_one_clear_line():
+    result = run("eval", "no_such_task", CANDIDATES / "honest_triton.py", "--device", "cpu")
+    assert result.exit_code == 1 and "no bundled task of that name" in result.stderr
+
+
+def test_cuda_without_a_gpu_says_how_to_run_on_the_cpu():
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    result = run("eval", TASKS / "scale_add.py", CANDIDATES / "honest_triton.py")
+    assert result.exit_code == 1 and "--device cpu" in result.stderr
+
+
+def test_tasks_lists_the_bundled_tasks():
+    result = run("tasks", "--size", "small", "--json")
+    assert result.exit_code == 0, result.output
+    names = {t["name"] for t in json.loads(result.stdout)}
+    assert {"softmax_rows", "gemm_fp16", "attention_sdpa", "conv2d_3x3"} <= names
+
+
+def test_tasks_flags_malformed_files_and_exits_nonzero():
+    result = run("tasks", TASKS, "--size", "small", "--lint")
+    assert result.exit_code == 1
+    assert "bad_missing_model" in result.output and "does not depend on the inputs" in result.output

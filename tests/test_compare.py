@@ -1,0 +1,61 @@
+"""Output comparison: per-dtype tolerances, NaN/Inf positions, and no way for zeros to pass."""
+
+from __future__ import annotations
+
+import torch
+
+from forge_sandbox.compare import compare_checksums, compare_outputs
+from forge_sandbox.timing import Checksummer
+
+
+def test_identical_outputs_pass():
+    x = torch.randn(1000)
+    assert compare_outputs(x, x.clone(), None)[0]
+
+
+def test_zeros_never_pass_even_with_a_huge_elementwise_tolerance():
+    ref = torch.randn(1000) * 1e-3
+    ok, reason, _ = compare_outputs(ref, torch.zeros_like(ref), {"atol": 1.0, "rtol": 1.0})
+    assert not ok and "relative error norm" in reason
+
+
+def test_atol_scales_with_the_output_magnitude():
+    ref = torch.randn(4096, dtype=torch.float64).float() * 64
+    noisy = ref + torch.randn_like(ref) * 2e-4  # rounding-sized error on large values
+    assert compare_outputs(ref, noisy, None)[0]
+
+
+def test_dtype_shape_and_type_must_match_exactly():
+    ref = torch.randn(10)
+    assert "dtype" in compare_outputs(ref, ref.half(), None)[1]
+    assert "shape" in compare_outputs(ref, ref[:5], None)[1]
+    assert "plain torch.Tensor" in compare_outputs(ref, torch.nn.Parameter(ref), None)[1]
+    assert "plain torch.Tensor" in compare_outputs(ref, ref.tolist(), None)[1]
+
+
+def test_nan_and_inf_positions_must_match():
+    ref = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert compare_outputs(ref, ref.clone(), None)[0]
+    moved = torch.tensor([float("nan"), 1.0, float("inf"), -float("inf")])
+    assert "NaN" in compare_outputs(ref, moved, None)[1]
+    flipped = torch.tensor([1.0, float("nan"), -float("inf"), -float("inf")])
+    assert not compare_outputs(ref, flipped, None)[0]
+
+
+def test_half_precision_uses_its_own_tolerance():
+    ref = torch.randn(1000).half()
+    close = (ref.float() * (1 + 2e-3)).half()
+    assert compare_outputs(ref, close, None)[0]
+    assert not compare_outputs(ref.float(), close.float() * 1.01, None)[0]
+
+
+def test_checksums_tell_a_permuted_output_from_the_right_one():
+    sums = Checksummer(seed=123, device=torch.device("cpu"))
+    out = torch.randn(64, 32)
+    same = sums(out.clone())
+    rolled = sums(torch.roll(out, 5, 0))  # same values, other layout: what a stale cache returns
+    honest = sums(out + torch.randn_like(out) * 1e-6)
+    assert compare_checksums(sums(out), same, 1e-4) == ""
+    assert compare_checksums(sums(out), honest, 1e-4) == ""
+    assert compare_checksums(sums(out), rolled, 1e-4) != ""
+    assert compare_checksums(sums(out), "forged", 1e-4) == "malformed checksum"

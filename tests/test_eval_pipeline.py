@@ -1,0 +1,107 @@
+"""The evaluator's story for honest, broken and malformed input, on the CPU."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import REPO, TASKS, cpu_eval
+
+from forge_sandbox import EvalOptions, evaluate
+from forge_sandbox.catalog import inspect_tasks, task_files
+from forge_sandbox.taskfile import TaskError
+
+
+def test_passed_verdict_carries_times_speedup_and_environment():
+    v = cpu_eval("honest_triton")
+    assert v.status == "passed", v.reasons
+    assert v.candidate_ms > 0 and v.reference_ms > 0
+    assert v.speedup == pytest.approx(v.reference_ms / v.candidate_ms, rel=1e-3)
+    assert v.environment["torch"] and "device_name" in v.environment
+    assert v.environment["triton_interpret"] is True
+    assert v.backends == ["triton"]
+    # the base shape and the extra SMALL_CONFIGS shape were both verified, 5 trials each
+    assert [c["trials"] for c in v.correctness] == [5, 5]
+    assert v.timing["interleaved"] and v.timing["blocks"] >= 2
+
+
+@pytest.mark.parametrize(
+    "candidate, status, words",
+    [
+        ("bad_crash", "crashed", "SIGABRT"),
+        ("bad_raises", "runtime_error", "shape mismatch in my kernel wrapper"),
+        ("bad_syntax", "compile_error", "syntax error"),
+        ("bad_wrong_answer", "incorrect", "outside tolerance"),
+        ("bad_no_modelnew", "runtime_error", "no ModelNew"),
+    ],
+)
+def test_broken_candidates_get_their_status_and_a_reason(candidate, status, words):
+    v = cpu_eval(candidate)
+    assert v.status == status
+    assert words in " ".join(v.reasons)
+
+
+def test_a_hanging_candidate_times_out_and_the_next_evaluation_works():
+    v = cpu_eval("bad_hang", timeout=8.0)
+    assert v.status == "timeout"
+    assert "killed" in v.reasons[0]
+    assert cpu_eval("honest_triton").status == "passed"
+
+
+def test_a_crash_does_not_spoil_the_next_evaluation():
+    assert cpu_eval("bad_crash").status == "crashed"
+    assert cpu_eval("honest_triton").status == "passed"
+
+
+def test_missing_candidate_file_is_a_verdict_not_an_exception(tmp_path):
+    v = evaluate(str(TASKS / "scale_add.py"), str(tmp_path / "nope.py"), EvalOptions(device="cpu", size="small"))
+    assert v.status == "rejected" and "cannot read" in v.reasons[0]
+
+
+@pytest.mark.parametrize(
+    "task, words",
+    [
+        ("bad_missing_model", "missing Model"),
+        ("bad_syntax_task", "syntax error at line"),
+        ("bad_inputs_raise", "get_inputs() raised RuntimeError: dataset not found"),
+    ],
+)
+def test_malformed_tasks_raise_one_line_errors_naming_the_file(task, words):
+    with pytest.raises(TaskError) as info:
+        cpu_eval("honest_triton", task=task)
+    message = str(info.value)
+    assert words in message and f"{task}.py" in message
+    assert "\n" not in message
+
+
+def test_task_listing_reports_malformed_tasks_and_lints_degenerate_ones():
+    infos = {i.name: i for i in inspect_tasks(task_files(str(TASKS)), size="small", lint=True)}
+    assert not infos["bad_missing_model"].ok and "missing Model" in infos["bad_missing_model"].error
+    assert not infos["bad_syntax_task"].ok
+    assert infos["scale_add"].ok and infos["scale_add"].warnings == []
+    constant = " ".join(infos["degenerate_constant"].warnings)
+    assert "does not depend on the inputs" in constant and "nearly constant" in constant
+    assert "all-zeros would pass" in " ".join(infos["degenerate_tiny"].warnings)
+
+
+def test_bundled_tasks_load_and_none_is_degenerate():
+    infos = inspect_tasks(task_files(str(REPO / "tasks")), size="small", lint=True)
+    assert len(infos) >= 12
+    for info in infos:
+        assert info.ok, info.error
+        assert info.warnings == [], (info.name, info.warnings)
+        assert info.flops and info.bytes and info.configs >= 2
+
+
+@pytest.mark.slow
+def test_honest_cpp_kernel_with_a_large_speedup_passes():
+    v = cpu_eval("honest_cpp_large_speedup", task="slow_running_max", timeout=300.0)
+    assert v.status == "passed", v.reasons
+    assert v.backends == ["cpp"]
+    assert v.speedup > 3
+
+
+@pytest.mark.slow
+def test_cpp_compile_error_keeps_the_compiler_output():
+    v = cpu_eval("bad_cpp_compile_error", task="slow_running_max", timeout=300.0)
+    assert v.status == "compile_error"
+    assert "this_method_does_not_exist" in v.reasons[0]
+    assert "error" in v.compile_log

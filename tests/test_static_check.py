@@ -1,0 +1,83 @@
+"""The static check finds the kernel backends and flags what no honest kernel needs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from forge_sandbox.static_check import check_source
+
+
+def check(src: str):
+    return check_source(textwrap.dedent(src))
+
+
+TRITON = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr):
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    "src, backend",
+    [
+        (TRITON, "triton"),
+        ("from torch.utils.cpp_extension import load_inline\nm = load_inline(name='a', cpp_sources='')\n", "cpp"),
+        ("import torch.utils.cpp_extension as ce\nm = ce.load_inline('a', cpp_sources='', cuda_sources='__global__ void k(){}')\n", "cuda"),
+        ("import cupy as cp\nk = cp.RawKernel('extern \"C\" __global__ void k(){}', 'k')\n", "cupy"),
+        ("import cupy\nm = cupy.RawModule(code='')\n", "cupy"),
+    ],
+)
+def test_backends_are_recognised(src, backend):
+    report = check(src)
+    assert report.backends == [backend]
+    assert report.ok, report.findings
+
+
+def test_pytorch_only_source_has_no_custom_kernel():
+    report = check("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n")
+    assert not report.ok and report.findings[0].startswith("no custom kernel")
+
+
+@pytest.mark.parametrize(
+    "snippet, words",
+    [
+        ("import threading", "threading"),
+        ("from concurrent.futures import ThreadPoolExecutor", "concurrent.futures"),
+        ("import multiprocessing", "multiprocessing"),
+        ("import torch\ns = torch.cuda.Stream()", "stream"),
+        ("import torch\nwith torch.cuda.stream(None):\n    pass", "stream"),
+        ("from torch.cuda import Stream", "stream"),
+        ("import time\ntime.perf_counter = lambda: 0.0", "monkey-patching"),
+        ("import torch\ntorch.allclose = lambda *a: True", "monkey-patching"),
+        ("import torch\nsetattr(torch.cuda, 'Event', None)", "monkey-patching"),
+        ("import torch\nclass T(torch.Tensor):\n    pass", "subclasses torch.Tensor"),
+        ("class T:\n    def __torch_function__(self, *a):\n        pass", "__torch_function__"),
+        ("import torch\nx = torch.Tensor._make_subclass(object, torch.empty(0))", "subclass"),
+        ("def f():\n    try:\n        return 1\n    except Exception:\n        return 2", "try/except"),
+        ("import gc\nobjs = gc.get_objects()", "introspection"),
+        ("import sys\nf = sys._getframe(1)", "introspection"),
+    ],
+)
+def test_red_flags(snippet, words):
+    report = check(TRITON + "\n" + snippet + "\n")
+    assert not report.ok
+    assert any(words in finding for finding in report.findings), report.findings
+    assert all(finding.startswith("line ") for finding in report.findings)
+
+
+def test_try_around_imports_is_fine_and_external_streams_are_allowed():
+    src = TRITON + "try:\n    import cupy\nexcept ImportError:\n    cupy = None\n"
+    src += "import torch\ns = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)\n"
+    report = check(src)
+    assert report.ok, report.findings
+
+
+def test_syntax_error_is_reported_with_its_line():
+    report = check("def f(:\n  pass\n")
+    assert report.syntax_error and report.syntax_error.startswith("line 1")
