@@ -18,7 +18,9 @@ def check_device(device: str) -> None:
             raise EvaluationError("no CUDA device is visible here; use --device cpu to run on the CPU")
 
 
-def run_eval(task: str, candidate: str, *, device: str = "cuda", size: str = "default", timeout: float = 600.0, trials: int = 5) -> Verdict:
+def run_eval(
+    task: str, candidate: str, *, device: str = "cuda", size: str = "default", timeout: float = 600.0, trials: int = 5
+) -> Verdict:
     """Evaluate one candidate; raise EvaluationError for problems that are not the candidate's."""
     check_device(device)
     options = EvalOptions(device=device, size=size, timeout=timeout, trials=trials)

@@ -22,13 +22,17 @@ def print_verdict(console: Console, v: Verdict) -> None:
     for reason in v.reasons:
         console.print(f"  - {reason}", markup=False)
     if v.status == "passed":
-        console.print(f"  candidate {_ms(v.candidate_ms, v.candidate_iqr_ms)}   eager PyTorch {_ms(v.reference_ms, v.reference_iqr_ms)}")
+        console.print(
+            f"  candidate {_ms(v.candidate_ms, v.candidate_iqr_ms)}   eager PyTorch {_ms(v.reference_ms, v.reference_iqr_ms)}"
+        )
         console.print(f"  speedup [bold]{v.speedup:.3f}x[/] over eager PyTorch ({v.timing.get('method', '')})")
     for warning in v.warnings:
         console.print(f"  [dim]note: {warning}[/]", markup=True)
     env = v.environment
     if env:
-        console.print(f"  [dim]{env.get('device_name')} · torch {env.get('torch')} · CUDA {env.get('cuda')} · triton {env.get('triton')} · {v.duration_s} s[/]")
+        console.print(
+            f"  [dim]{env.get('device_name')} · torch {env.get('torch')} · CUDA {env.get('cuda')} · triton {env.get('triton')} · {v.duration_s} s[/]"
+        )
 
 
 def print_tasks(console: Console, infos) -> None:

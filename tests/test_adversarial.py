@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from conftest import cpu_eval, gpu_eval
 
 # fixture -> the statuses that are an acceptable rejection of it (never "passed")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import REPO
 
+from conftest import REPO
 from forge_sandbox import EvalOptions, evaluate
 from forge_sandbox.catalog import task_files
 

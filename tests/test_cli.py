@@ -6,8 +6,8 @@ import json
 import re
 
 from click.testing import CliRunner
-from conftest import CANDIDATES, REPO, TASKS
 
+from conftest import CANDIDATES, REPO, TASKS
 from forge.cli import main
 
 VERDICT_KEYS = {"status", "reasons", "candidate_ms", "reference_ms", "speedup", "environment"}
@@ -18,7 +18,9 @@ def run(*args):
 
 
 def test_eval_json_prints_exactly_one_object_and_exits_zero_when_passed():
-    result = run("eval", TASKS / "scale_add.py", CANDIDATES / "honest_triton.py", "--device", "cpu", "--size", "small", "--json")
+    result = run(
+        "eval", TASKS / "scale_add.py", CANDIDATES / "honest_triton.py", "--device", "cpu", "--size", "small", "--json"
+    )
     assert result.exit_code == 0, result.output
     verdict = json.loads(result.stdout)  # the whole of stdout is one JSON object
     assert VERDICT_KEYS <= verdict.keys()
@@ -27,7 +29,16 @@ def test_eval_json_prints_exactly_one_object_and_exits_zero_when_passed():
 
 
 def test_eval_exits_nonzero_for_anything_but_passed():
-    result = run("eval", TASKS / "scale_add.py", CANDIDATES / "cheat_pytorch_only.py", "--device", "cpu", "--size", "small", "--json")
+    result = run(
+        "eval",
+        TASKS / "scale_add.py",
+        CANDIDATES / "cheat_pytorch_only.py",
+        "--device",
+        "cpu",
+        "--size",
+        "small",
+        "--json",
+    )
     assert result.exit_code == 1
     assert json.loads(result.stdout)["status"] == "rejected"
 
@@ -39,12 +50,16 @@ def test_eval_human_summary():
 
 
 def test_eval_accepts_a_bundled_task_by_name():
-    result = run("eval", "swiglu", REPO / "bench" / "kernels" / "swiglu.py", "--device", "cpu", "--size", "small", "--json")
+    result = run(
+        "eval", "swiglu", REPO / "bench" / "kernels" / "swiglu.py", "--device", "cpu", "--size", "small", "--json"
+    )
     assert result.exit_code == 0, result.output
 
 
 def test_malformed_task_is_one_clear_line():
-    result = run("eval", TASKS / "bad_missing_model.py", CANDIDATES / "honest_triton.py", "--device", "cpu", "--size", "small")
+    result = run(
+        "eval", TASKS / "bad_missing_model.py", CANDIDATES / "honest_triton.py", "--device", "cpu", "--size", "small"
+    )
     assert result.exit_code == 1
     assert "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()

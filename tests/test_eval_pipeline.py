@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import REPO, TASKS, cpu_eval
 
+from conftest import REPO, TASKS, cpu_eval
 from forge_sandbox import EvalOptions, evaluate
 from forge_sandbox.catalog import inspect_tasks, task_files
 from forge_sandbox.taskfile import TaskError

@@ -28,7 +28,10 @@ def k(x_ptr):
     [
         (TRITON, "triton"),
         ("from torch.utils.cpp_extension import load_inline\nm = load_inline(name='a', cpp_sources='')\n", "cpp"),
-        ("import torch.utils.cpp_extension as ce\nm = ce.load_inline('a', cpp_sources='', cuda_sources='__global__ void k(){}')\n", "cuda"),
+        (
+            "import torch.utils.cpp_extension as ce\nm = ce.load_inline('a', cpp_sources='', cuda_sources='__global__ void k(){}')\n",
+            "cuda",
+        ),
         ("import cupy as cp\nk = cp.RawKernel('extern \"C\" __global__ void k(){}', 'k')\n", "cupy"),
         ("import cupy\nm = cupy.RawModule(code='')\n", "cupy"),
     ],

@@ -67,9 +67,7 @@ def _conv3x3_kernel(
 
     bias = tl.load(bias_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
     acc = acc + bias[None, :]
-    y_ptrs = (
-        y_ptr + img.to(tl.int64) * C_out * HW + offs_n[None, :].to(tl.int64) * HW + offs_p[:, None]
-    )
+    y_ptrs = y_ptr + img.to(tl.int64) * C_out * HW + offs_n[None, :].to(tl.int64) * HW + offs_p[:, None]
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=p_mask[:, None] & n_mask[None, :])
 
 

@@ -56,7 +56,5 @@ class ModelNew(nn.Module):
         block_w = min(128, triton.next_power_of_2(W_out))
         block_r = max(1, 2048 // block_w)
         grid = (triton.cdiv(n_rows_out, block_r), triton.cdiv(W_out, block_w))
-        _maxpool2x2_kernel[grid](
-            x, y, n_rows_out, H, W, H_out, W_out, BLOCK_R=block_r, BLOCK_W=block_w, num_warps=8
-        )
+        _maxpool2x2_kernel[grid](x, y, n_rows_out, H, W, H_out, W_out, BLOCK_R=block_r, BLOCK_W=block_w, num_warps=8)
         return y

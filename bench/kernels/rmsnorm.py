@@ -65,11 +65,7 @@ class ModelNew(nn.Module):
         block = triton.next_power_of_2(n_cols)
         if block <= _MAX_SINGLE_BLOCK:
             num_warps = min(16, max(4, block // 512))
-            _rmsnorm_single_kernel[(rows,)](
-                x2, self.weight, y, n_cols, eps, BLOCK=block, num_warps=num_warps
-            )
+            _rmsnorm_single_kernel[(rows,)](x2, self.weight, y, n_cols, eps, BLOCK=block, num_warps=num_warps)
         else:
-            _rmsnorm_loop_kernel[(rows,)](
-                x2, self.weight, y, n_cols, eps, BLOCK=_LOOP_BLOCK, num_warps=8
-            )
+            _rmsnorm_loop_kernel[(rows,)](x2, self.weight, y, n_cols, eps, BLOCK=_LOOP_BLOCK, num_warps=8)
         return y.reshape(x.shape)

@@ -71,19 +71,13 @@ class ModelNew(nn.Module):
         block_r = max(1, min(4096 // block_c, triton.next_power_of_2(R)))
         base_programs = B * triton.cdiv(C, block_c)
         # Split R so there are ~_TARGET_PROGRAMS programs, each doing >= 4 row tiles.
-        split = max(
-            1, min(triton.cdiv(_TARGET_PROGRAMS, base_programs), triton.cdiv(R, 4 * block_r))
-        )
+        split = max(1, min(triton.cdiv(_TARGET_PROGRAMS, base_programs), triton.cdiv(R, 4 * block_r)))
         rows_per_split = triton.cdiv(triton.cdiv(R, split), block_r) * block_r
         split = triton.cdiv(R, rows_per_split)
         ws = torch.empty((split, B, C), dtype=torch.float32, device=x.device)
         grid = (B, triton.cdiv(C, block_c), split)
-        _sum_partial_kernel[grid](
-            x, ws, B, R, C, rows_per_split, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=8
-        )
+        _sum_partial_kernel[grid](x, ws, B, R, C, rows_per_split, BLOCK_R=block_r, BLOCK_C=block_c, num_warps=8)
         n_out = B * C
         fin_block = 1024
-        _sum_finalize_kernel[(triton.cdiv(n_out, fin_block),)](
-            ws, y, n_out, split, BLOCK=fin_block, num_warps=4
-        )
+        _sum_finalize_kernel[(triton.cdiv(n_out, fin_block),)](ws, y, n_out, split, BLOCK=fin_block, num_warps=4)
         return y

@@ -33,7 +33,9 @@ def task_files(directory: str) -> list[str]:
     )
 
 
-def inspect_tasks(paths: list[str], size: str = "default", lint: bool = False, device: str = "cpu", timeout: float = 120.0) -> list[TaskInfo]:
+def inspect_tasks(
+    paths: list[str], size: str = "default", lint: bool = False, device: str = "cpu", timeout: float = 120.0
+) -> list[TaskInfo]:
     """Load each task in a runner; a task that crashes or hangs costs that runner, not the listing."""
     workdir = tempfile.mkdtemp(prefix="forge-tasks-")
     runner = None
@@ -44,7 +46,9 @@ def inspect_tasks(paths: list[str], size: str = "default", lint: bool = False, d
             if runner is None:
                 runner = RunnerProcess("reference", workdir, device)
             try:
-                reply, _ = runner.request({"op": "inspect", "task": os.path.abspath(path), "size": size, "lint": lint}, timeout)
+                reply, _ = runner.request(
+                    {"op": "inspect", "task": os.path.abspath(path), "size": size, "lint": lint}, timeout
+                )
             except RunnerFailure as failure:
                 runner.close()
                 runner = None

@@ -52,12 +52,20 @@ def compare_outputs(expected: torch.Tensor, actual, tolerance_decl: dict | None)
     if actual.shape != expected.shape:
         return False, f"output shape {tuple(actual.shape)} differs from the reference's {tuple(expected.shape)}", {}
     if actual.dtype != expected.dtype:
-        return False, f"output dtype {actual.dtype} differs from the reference's {expected.dtype} (precision must not drop)", {}
+        return (
+            False,
+            f"output dtype {actual.dtype} differs from the reference's {expected.dtype} (precision must not drop)",
+            {},
+        )
     tol = Tolerance.for_output(expected.dtype, tolerance_decl)
     if not expected.is_floating_point():
         mismatched = int((actual != expected).sum())
         ok = mismatched == 0
-        return ok, "" if ok else f"{mismatched} of {expected.numel()} integer elements differ", {"mismatched": mismatched}
+        return (
+            ok,
+            "" if ok else f"{mismatched} of {expected.numel()} integer elements differ",
+            {"mismatched": mismatched},
+        )
     e, a = expected.double(), actual.double()
     for name, fn in (("NaN", torch.isnan), ("+Inf", torch.isposinf), ("-Inf", torch.isneginf)):
         where_e, where_a = fn(e), fn(a)

@@ -152,14 +152,20 @@ class _Pipeline:
             "verify_seeds": [_seed() for _ in range(self.opt.trials)],
             "pool_seeds": [_seed() for _ in range(self.opt.pool)],
         }
-        setup = self._ask_ref({"op": "setup_reference", "task": self.task, "size": self.opt.size, "config": config, **seeds})
+        setup = self._ask_ref(
+            {"op": "setup_reference", "task": self.task, "size": self.opt.size, "config": config, **seeds}
+        )
         expected = protocol.load_tensors(self._ask_ref({"op": "forward"})["outputs"])
         self.setup = setup
         if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
             raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
         self.output_dtype = expected[0].dtype
         self._ask_cand(
-            {"op": "setup_candidate", "init_seed": seeds["init_seed"], **{k: setup[k] for k in ("init_inputs", "verify_inputs", "pool_inputs")}},
+            {
+                "op": "setup_candidate",
+                "init_seed": seeds["init_seed"],
+                **{k: setup[k] for k in ("init_inputs", "verify_inputs", "pool_inputs")},
+            },
             stage="verify",
         )
         reply = self._ask_cand({"op": "forward"}, stage="verify")
@@ -183,11 +189,17 @@ class _Pipeline:
         if not isinstance(trial, dict):
             raise _Stop(REJECTED, "malformed trial report", stage="verify")
         if trial.get("launches") == 0:
-            raise _Stop(REJECTED, "no custom kernel was launched during forward: the work was done by PyTorch", stage="verify")
+            raise _Stop(
+                REJECTED, "no custom kernel was launched during forward: the work was done by PyTorch", stage="verify"
+            )
         if trial.get("threads_started", 0) > 0:
             raise _Stop(REJECTED, "forward left a thread running: work outside the call is not allowed", stage="verify")
         if trial.get("inputs_changed"):
-            raise _Stop(REJECTED, f"forward modified its input(s) {trial['inputs_changed']}: inputs must stay unchanged", stage="verify")
+            raise _Stop(
+                REJECTED,
+                f"forward modified its input(s) {trial['inputs_changed']}: inputs must stay unchanged",
+                stage="verify",
+            )
         if trial.get("exact_tensor") is False:
             raise _Stop(INCORRECT, f"output is a {trial.get('output_type')}, not a plain torch.Tensor", stage="verify")
         if trial.get("storage_ok") is False:
@@ -241,7 +253,14 @@ class _Pipeline:
         v.stage = "benchmark"
 
     def _time(self, side: str, calls: list, warmup: int, block: int, checksum_seed: int = 0, keep: int = 0):
-        message = {"op": "time", "calls": calls, "warmup": warmup, "block": block, "checksum_seed": checksum_seed, "keep_last": keep}
+        message = {
+            "op": "time",
+            "calls": calls,
+            "warmup": warmup,
+            "block": block,
+            "checksum_seed": checksum_seed,
+            "keep_last": keep,
+        }
         runner = self.ref if side == "reference" else self.cand
         try:
             reply, wall = runner.request(message, self.opt.timeout)
@@ -252,7 +271,11 @@ class _Pipeline:
                 raise TaskError(f"{self.task}: the reference failed while timed: {reply.get('error')}")
             raise self._error_stop(reply, "benchmark")
         times = reply.get("times_ms")
-        if not (isinstance(times, list) and len(times) == len(calls) and all(isinstance(t, (int, float)) and t >= 0 for t in times)):
+        if not (
+            isinstance(times, list)
+            and len(times) == len(calls)
+            and all(isinstance(t, (int, float)) and t >= 0 for t in times)
+        ):
             raise _Stop(REJECTED, "the candidate's runner reported malformed timings", stage="benchmark")
         if side == "candidate":
             self._check_patched(reply.get("patched"), "benchmark")
@@ -268,11 +291,17 @@ class _Pipeline:
         for i, (want, got) in enumerate(zip(ref["checksums"], sums)):
             problem = compare.compare_checksums(want, got, rel_norm)
             if problem:
-                raise _Stop(INCORRECT, f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)", stage="benchmark")
+                raise _Stop(
+                    INCORRECT,
+                    f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)",
+                    stage="benchmark",
+                )
         expected = protocol.load_tensors(ref["kept_outputs"])
         actual = self._load_candidate_tensors(cand.get("kept_outputs"), "benchmark")
         if not isinstance(actual, list) or len(actual) != len(expected):
-            raise _Stop(REJECTED, "the candidate's runner returned the wrong number of timed outputs", stage="benchmark")
+            raise _Stop(
+                REJECTED, "the candidate's runner returned the wrong number of timed outputs", stage="benchmark"
+            )
         for want, got in zip(expected, actual):
             ok, reason, _ = compare.compare_outputs(want, got, self.tolerance)
             if not ok:
@@ -301,7 +330,9 @@ class _Pipeline:
         bandwidth = env.get("memory_bandwidth_bytes_per_s")
         nbytes = self.setup.get("bytes")
         if not self.on_cuda or not bandwidth or not nbytes:
-            self.verdict.warnings.append("physical floor not checked: " + ("CPU device" if not self.on_cuda else "no bandwidth or byte count"))
+            self.verdict.warnings.append(
+                "physical floor not checked: " + ("CPU device" if not self.on_cuda else "no bandwidth or byte count")
+            )
             return
         floor_ms = nbytes / bandwidth * 1e3
         if cand_ms < 0.8 * floor_ms:
@@ -323,7 +354,9 @@ class _Pipeline:
         try:
             reply, _ = self.ref.request(message, self.opt.timeout)
         except RunnerFailure as failure:
-            raise TaskError(f"{self.task}: the reference runner failed ({failure.message}): {_last_line(failure.log_tail)}") from None
+            raise TaskError(
+                f"{self.task}: the reference runner failed ({failure.message}): {_last_line(failure.log_tail)}"
+            ) from None
         if not reply["ok"]:
             if reply.get("kind") == "task":
                 raise TaskError(reply["error"])
@@ -377,12 +410,13 @@ class _Pipeline:
             return protocol.load_tensors(path)
         except Exception as exc:
             first = (str(exc).splitlines() or [""])[0][:200]
-            raise _Stop(INCORRECT, f"the outputs are not plain tensors (could not load them safely: {first})", stage=stage) from None
+            raise _Stop(
+                INCORRECT, f"the outputs are not plain tensors (could not load them safely: {first})", stage=stage
+            ) from None
 
     def _check_patched(self, patched, stage: str) -> None:
         if patched:
             raise _Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, patched))}", stage=stage)
-
 
 
 def _iqr(values: list) -> float | None:

@@ -39,7 +39,8 @@ def _is_compile_error(exc: BaseException) -> bool:
     return (
         name in {"CompilationError", "CalledProcessError", "CompileError", "CUDACompileError"}
         or "Error building extension" in text
-        or "error: " in text and ("nvcc" in text or "ninja" in text)
+        or "error: " in text
+        and ("nvcc" in text or "ninja" in text)
         or "NVRTC_ERROR" in text
         or "CUDA_HOME" in text
     )
@@ -89,7 +90,9 @@ class Runner:
         }
         if self.device.type == "cuda":
             props = torch.cuda.get_device_properties(self.device)
-            env.update(device_name=props.name, capability=f"{props.major}.{props.minor}", sm_count=props.multi_processor_count)
+            env.update(
+                device_name=props.name, capability=f"{props.major}.{props.minor}", sm_count=props.multi_processor_count
+            )
             clock_khz = getattr(props, "memory_clock_rate", 0) or 0
             bus_bits = getattr(props, "memory_bus_width", 0) or 0
             if clock_khz and bus_bits:  # double data rate: two transfers per clock
@@ -145,14 +148,18 @@ class Runner:
         if a.shape == b.shape and torch.equal(a, b):
             warnings.append("the output does not depend on the inputs (two seeds gave identical outputs)")
         finite = a[torch.isfinite(a)]
-        if finite.numel() and float(finite.std() if finite.numel() > 1 else 0) <= 1e-6 * (float(finite.abs().mean()) + 1e-12):
+        if finite.numel() and float(finite.std() if finite.numel() > 1 else 0) <= 1e-6 * (
+            float(finite.abs().mean()) + 1e-12
+        ):
             warnings.append("the output is nearly constant")
         tol = compare.Tolerance.for_output(outs[0].dtype, getattr(task, "TOLERANCE", None))
         if finite.numel():
             rms = float((finite * finite).mean().sqrt())
             near_zero = float((finite.abs() <= tol.atol * max(1.0, rms) + tol.rtol * finite.abs()).double().mean())
             if near_zero > 0.99:
-                warnings.append(f"{near_zero:.0%} of the output is within tolerance of zero: all-zeros would pass elementwise")
+                warnings.append(
+                    f"{near_zero:.0%} of the output is within tolerance of zero: all-zeros would pass elementwise"
+                )
         return warnings
 
     def cmd_setup_reference(self, msg: dict) -> dict:
@@ -223,7 +230,9 @@ class Runner:
                     "output_type": f"{type(out).__module__}.{type(out).__qualname__}",
                     "exact_tensor": type(out) is torch.Tensor,
                     "inputs_changed": [
-                        i for i, (a, b) in enumerate(zip(before, inputs)) if isinstance(a, torch.Tensor) and not _bytes_equal(a, b)
+                        i
+                        for i, (a, b) in enumerate(zip(before, inputs))
+                        if isinstance(a, torch.Tensor) and not _bytes_equal(a, b)
                     ],
                 }
                 if type(out) is torch.Tensor:

@@ -122,7 +122,10 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(target, ast.Attribute):
             root = dotted_name(target).split(".")[0]
             if root in _PROTECTED_ROOTS:
-                self.flag(target, f"assigns {dotted_name(target)}: monkey-patching torch, timers or the evaluator is not allowed")
+                self.flag(
+                    target,
+                    f"assigns {dotted_name(target)}: monkey-patching torch, timers or the evaluator is not allowed",
+                )
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._check_assign_target(elt)

@@ -1,6 +1,5 @@
 """Malformed task: get_inputs raises."""
 
-import torch
 import torch.nn as nn
 
 n = 4

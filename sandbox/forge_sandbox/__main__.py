@@ -1,0 +1,39 @@
+"""`python -m forge_sandbox eval TASK CANDIDATE`: the evaluator without forge's control side.
+
+For GPU workers that carry only the CUDA stack (no click, rich, pydantic or
+openai): prints the verdict as one JSON object; exit 0 only when it passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from forge_sandbox import EvalOptions, evaluate
+from forge_sandbox.taskfile import TaskError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m forge_sandbox", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    ev = sub.add_parser("eval", help="evaluate CANDIDATE against TASK and print the verdict as JSON")
+    ev.add_argument("task")
+    ev.add_argument("candidate")
+    ev.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ev.add_argument("--size", default="default", choices=["default", "small"])
+    ev.add_argument("--timeout", type=float, default=600.0)
+    ev.add_argument("--trials", type=int, default=5)
+    args = parser.parse_args(argv)
+    options = EvalOptions(device=args.device, size=args.size, timeout=args.timeout, trials=max(5, args.trials))
+    try:
+        verdict = evaluate(args.task, args.candidate, options)
+    except TaskError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(verdict.to_dict()))
+    return 0 if verdict.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
