@@ -19,6 +19,7 @@ CHEATS = {
     "cheat_compare_patch": {"rejected", "incorrect"},
     "cheat_reference_memory": {"rejected", "incorrect"},
     "cheat_empty_output": {"incorrect"},
+    "cheat_read_expected_file": {"rejected", "incorrect"},
     "cheat_phase_switch": {"incorrect"},
     "cheat_forged_stdout": {"crashed"},
     "cheat_forged_reply": {"rejected", "incorrect"},
@@ -41,6 +42,7 @@ RUNTIME_ONLY = {
     "cheat_reference_memory": "outside tolerance",
     "cheat_pytorch_fallback": "no custom kernel was launched",
     "cheat_forged_reply": "",
+    "cheat_read_expected_file": "outside tolerance",
 }
 
 

@@ -155,7 +155,7 @@ class _Pipeline:
         setup = self._ask_ref(
             {"op": "setup_reference", "task": self.task, "size": self.opt.size, "config": config, **seeds}
         )
-        expected = protocol.load_tensors(self._ask_ref({"op": "forward"})["outputs"])
+        expected = protocol.load_tensors(self._ask_ref({"op": "forward"})["payload"])
         self.setup = setup
         if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
             raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
@@ -296,7 +296,7 @@ class _Pipeline:
                     f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)",
                     stage="benchmark",
                 )
-        expected = protocol.load_tensors(ref["kept_outputs"])
+        expected = protocol.load_tensors(ref["payload"])
         actual = self._load_candidate_tensors(cand.get("kept_outputs"), "benchmark")
         if not isinstance(actual, list) or len(actual) != len(expected):
             raise _Stop(

@@ -102,9 +102,17 @@ class RunnerProcess:
             raise self._fail("crashed", f"the process ended ({_signal_name(code)}) without answering") from None
         except protocol.ProtocolViolation as exc:
             raise self._fail("protocol", str(exc)) from None
-        self.awaiting = False
         if "ok" not in reply:
             raise self._fail("protocol", "reply without an 'ok' field")
+        size = reply.pop("payload_bytes", 0)
+        if size:
+            if not isinstance(size, int) or size < 0:
+                raise self._fail("protocol", "malformed payload size")
+            try:
+                reply["payload"] = self.reader.read_exact(size, timeout)
+            except (protocol.ChannelTimeout, protocol.ChannelClosed):
+                raise self._fail("crashed", "the runner died while sending its outputs") from None
+        self.awaiting = False
         return reply
 
     def request(self, message: dict, timeout: float) -> tuple[dict, float]:

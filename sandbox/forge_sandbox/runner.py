@@ -74,6 +74,7 @@ class Runner:
         self.inputs: list[list] = []
         self.pool: list[list] = []
         self.role = ""
+        self.payload = b""  # raw bytes to send after the next reply
 
     def path(self, name: str) -> str:
         return os.path.join(self.workdir, name)
@@ -241,8 +242,7 @@ class Runner:
                 else:
                     outputs.append(None)
                 trials.append(trial)
-        protocol.save_tensors(self.path("outputs.pt"), outputs)
-        return {"outputs": self.path("outputs.pt"), "trials": trials, "patched": self._patched_primitives()}
+        return {"outputs": self._export(outputs, "outputs.pt"), "trials": trials, "patched": self._patched_primitives()}
 
     def cmd_time(self, msg: dict) -> dict:
         """One timed block; see timing.time_calls for the method."""
@@ -259,14 +259,21 @@ class Runner:
         threads = threading.active_count()
         times = timing.time_calls(self.model, self.pool, msg["calls"], self.device, msg.get("warmup", 0), on_output)
         name = f"timed_outputs_{msg.get('block', 0)}.pt"
-        protocol.save_tensors(self.path(name), kept)
         return {
             "times_ms": times,
             "checksums": sums,
-            "kept_outputs": self.path(name),
+            "kept_outputs": self._export(kept, name),
             "threads_started": threading.active_count() - threads,
             "patched": self._patched_primitives(),
         }
+
+    def _export(self, tensors, name: str):
+        """Hand outputs to the host: the reference's on the pipe (they are the answers), others as a file."""
+        if self.role == "reference":
+            self.payload = protocol.tensors_to_bytes(tensors)
+            return "payload"
+        protocol.save_tensors(self.path(name), tensors)
+        return self.path(name)
 
     def _patched_primitives(self) -> list[str]:
         bound, live = timing.bound_primitives(), timing.live_primitives()
@@ -311,7 +318,8 @@ def serve(runner: Runner, cmd_fd: int, reply_fd: int) -> None:
                 "detail": str(exc)[-8000:],
                 "traceback": "".join(traceback.format_exception(exc))[-4000:],
             }
-        protocol.write_message(reply_fd, reply)
+        payload, runner.payload = runner.payload, b""
+        protocol.write_message(reply_fd, reply, payload if reply["ok"] else b"")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,6 +25,7 @@ _STREAM_CALLS = {
     "cupy.cuda.Stream",
     "cp.cuda.Stream",
 }
+_PRIVATE_PATHS = ("/proc/", "/dev/shm", "forge-eval")
 _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
 
 
@@ -147,6 +148,10 @@ class _Visitor(ast.NodeVisitor):
             if isinstance(item, ast.FunctionDef) and item.name in _SUBCLASS_HOOKS:
                 self.flag(item, f"defines {item.name}: intercepting torch calls is not allowed")
         self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and any(marker in node.value for marker in _PRIVATE_PATHS):
+            self.flag(node, f"refers to {node.value[:40]!r}: reading the evaluator's files or other processes is not allowed")
 
     def visit_Try(self, node: ast.Try) -> None:
         # A try/except in module code that only guards imports is harmless; anywhere
