@@ -12,7 +12,18 @@ from conftest import REPO
 
 def test_wheel_carries_tasks_prompts_and_the_sandbox(tmp_path):
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(REPO),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
         check=True,
     )
     (wheel,) = tmp_path.glob("*.whl")
@@ -23,8 +34,12 @@ def test_wheel_carries_tasks_prompts_and_the_sandbox(tmp_path):
     assert not any(n.startswith(("sandbox/", "tests/")) for n in names)
 
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True
+    )
     code = "from forge.paths import bundled_dir; print(bundled_dir('tasks'))"
     env = {**os.environ, "PYTHONPATH": str(target)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path, check=True
+    )
     assert out.stdout.strip().startswith(str(target))

@@ -151,7 +151,9 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and any(marker in node.value for marker in _PRIVATE_PATHS):
-            self.flag(node, f"refers to {node.value[:40]!r}: reading the evaluator's files or other processes is not allowed")
+            self.flag(
+                node, f"refers to {node.value[:40]!r}: reading the evaluator's files or other processes is not allowed"
+            )
 
     def visit_Try(self, node: ast.Try) -> None:
         # A try/except in module code that only guards imports is harmless; anywhere
