@@ -105,3 +105,9 @@ def test_cpp_compile_error_keeps_the_compiler_output():
     assert v.status == "compile_error"
     assert "this_method_does_not_exist" in v.reasons[0]
     assert "error" in v.compile_log
+
+
+def test_an_unchanged_kernelbench_problem_file_works():
+    v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
+    assert v.status == "passed", v.reasons
+    assert [c["trials"] for c in v.correctness] == [5]

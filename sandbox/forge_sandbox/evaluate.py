@@ -121,6 +121,7 @@ class _Pipeline:
         described = self._ask_ref({"op": "describe", "task": self.task, "size": self.opt.size})
         self.tolerance = described.get("tolerance")
         loaded = self._receive_cand(stage="compile")
+        self.verdict.compile_log = ptxas_lines(self.cand.log_tail(200_000))
         self._check_patched(loaded.get("patched"), "compile")
         configs = list(range(described["configs"]))
         # Extra shapes first, the base shape last: the runners then hold the base shape for timing.
@@ -160,6 +161,7 @@ class _Pipeline:
         if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
             raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
         self.output_dtype = expected[0].dtype
+        self.output_bytes = expected[0].numel() * expected[0].element_size()
         self._ask_cand(
             {
                 "op": "setup_candidate",
@@ -328,7 +330,7 @@ class _Pipeline:
     def _check_floor(self, cand_ms: float) -> None:
         env = self.verdict.environment
         bandwidth = env.get("memory_bandwidth_bytes_per_s")
-        nbytes = self.setup.get("bytes")
+        nbytes = self.setup.get("bytes") or self.output_bytes  # at least the output must be written
         if not self.on_cuda or not bandwidth or not nbytes:
             self.verdict.warnings.append(
                 "physical floor not checked: " + ("CPU device" if not self.on_cuda else "no bandwidth or byte count")
@@ -383,7 +385,8 @@ class _Pipeline:
         kind = reply.get("kind")
         self.verdict.log_tail = self.cand.log_tail()
         if kind == "compile":
-            self.verdict.compile_log = str(reply.get("detail", ""))
+            # With a verbose build the compiler's output is in the log, not in the exception.
+            self.verdict.compile_log = (str(reply.get("detail", "")) + "\n" + self.cand.log_tail(20_000)).strip()
             summary = _compiler_error_line(self.verdict.compile_log) or reply.get("error")
             return _Stop(COMPILE_ERROR, f"compile failed: {summary}", stage=stage)
         if kind == "oom":
@@ -434,6 +437,12 @@ def _sig(x: float) -> float:
 def _last_line(text: str) -> str:
     lines = [line for line in (text or "").splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
+
+
+def ptxas_lines(log: str) -> str:
+    """ptxas's report of each kernel (registers, spills, shared memory) from a build log."""
+    keep = [line.rstrip() for line in log.splitlines() if line.startswith("ptxas") or "bytes stack frame" in line]
+    return "\n".join(keep)
 
 
 def _compiler_error_line(log: str) -> str:
