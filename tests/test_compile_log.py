@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from conftest import TESTS
-
 from forge_sandbox.evaluate import _compiler_error_line, ptxas_lines
 
 

@@ -77,7 +77,11 @@ def _install_cpp_extension(counter: LaunchCounter) -> None:
 
         @functools.wraps(original)
         def loader(*args, _original=original, **kwargs):
-            if kwargs.get("cuda_sources") or kwargs.get("sources") and any(str(s).endswith(".cu") for s in kwargs["sources"]):
+            if (
+                kwargs.get("cuda_sources")
+                or kwargs.get("sources")
+                and any(str(s).endswith(".cu") for s in kwargs["sources"])
+            ):
                 # ptxas's register, spill and shared-memory lines, printed into the runner's log
                 kwargs["extra_cuda_cflags"] = [*(kwargs.get("extra_cuda_cflags") or []), "-Xptxas=-v"]
                 kwargs["verbose"] = True
