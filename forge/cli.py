@@ -92,3 +92,179 @@ def tasks_command(directory, lint, size, as_json) -> None:
         print_tasks(console, infos)
     if any(not info.ok for info in infos):
         sys.exit(1)
+
+
+def _llm_options(fn):
+    """Options shared by `forge optimize` and `forge bench`."""
+    options = [
+        click.option("--model", "-m", help="Coder model (default: $FORGE_MODEL or config.json)."),
+        click.option("--judge-model", help="Judge model (default: the coder's)."),
+        click.option("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (vLLM)."),
+        click.option("--backend", type=click.Choice(["triton", "cuda", "cupy"]), default="triton", show_default=True),
+        click.option("--device", type=click.Choice(["cuda", "cpu"]), default="cuda", show_default=True),
+        click.option(
+            "--size",
+            type=click.Choice(["auto", "default", "small"]),
+            default="auto",
+            show_default=True,
+            help="auto: the task's SMALL shapes on the CPU.",
+        ),
+        click.option("--rounds", type=click.IntRange(1), default=10, show_default=True),
+        click.option(
+            "--candidates",
+            "-k",
+            type=click.IntRange(1, 16),
+            default=1,
+            show_default=True,
+            help="Candidates sampled per round, written in parallel.",
+        ),
+        click.option(
+            "--patience",
+            type=click.IntRange(1),
+            default=4,
+            show_default=True,
+            help="Stop after this many rounds without improvement.",
+        ),
+        click.option("--max-cost", type=float, help="Stop when the run has cost this many USD."),
+        click.option("--max-time", type=float, help="Stop starting rounds after this many seconds."),
+        click.option(
+            "--eval-timeout", type=float, default=600.0, show_default=True, help="Seconds per evaluation stage."
+        ),
+        click.option(
+            "--llm-timeout", type=float, default=300.0, show_default=True, help="Seconds to wait for one LLM answer."
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(0),
+            default=2,
+            show_default=True,
+            help="Retries of a failed LLM request (429, 5xx, timeouts).",
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _settings(
+    model,
+    judge_model,
+    base_url,
+    backend,
+    device,
+    size,
+    rounds,
+    candidates,
+    patience,
+    max_cost,
+    max_time,
+    eval_timeout,
+    llm_timeout,
+    retries,
+):
+    from forge.config import OptimizeSettings, resolve_llm
+
+    coder = resolve_llm(model, base_url, timeout_s=llm_timeout, max_retries=retries)
+    judge = resolve_llm(
+        judge_model or coder.model, base_url or coder.base_url, timeout_s=llm_timeout, max_retries=retries
+    )
+    return OptimizeSettings(
+        coder=coder,
+        judge=judge,
+        backend=backend,
+        device=device,
+        size=size,
+        rounds=rounds,
+        candidates=candidates,
+        patience=patience,
+        max_cost_usd=max_cost,
+        max_time_s=max_time,
+        eval_timeout_s=eval_timeout,
+    )
+
+
+@main.command(name="optimize")
+@click.argument("task", required=False)
+@_llm_options
+@click.option("--resume", "resume_id", metavar="RUN", help="Continue an interrupted run (its id or a prefix).")
+@click.option("--json", "as_json", is_flag=True, help="Print the final summary as one JSON object.")
+def optimize_command(task, resume_id, as_json, **options) -> None:
+    """Have the coder and judge agents turn TASK into the fastest verified kernel they can."""
+    from forge.config import ConfigError, db_path
+    from forge.evaluation import EvaluationError, check_device
+    from forge.loop import OptimizeError, Optimizer
+    from forge.progress import Display
+    from forge.store import Store
+
+    if not task and not resume_id:
+        raise click.UsageError("give a TASK to optimize, or --resume RUN")
+    display = Display()
+    optimizer = None
+    try:
+        store = Store(db_path())
+        if resume_id:
+            run = store.run(resume_id)
+            if run is None:
+                raise OptimizeError(f"no run {resume_id!r} (see forge runs)")
+            saved = json.loads(run["settings"])
+            options.update(
+                model=saved["coder"]["model"], judge_model=saved["judge"]["model"], base_url=saved["coder"]["base_url"]
+            )
+            options.update({k: saved[k] for k in ("backend", "device", "size", "rounds", "candidates", "patience")})
+            check_device(options["device"])
+            optimizer = Optimizer.resume(store, run["id"], _settings(**options), display)
+        else:
+            check_device(options["device"])
+            optimizer = Optimizer.start(store, _settings(**options), resolve_task(task), display)
+        summary = optimizer.run()
+    except (ConfigError, OptimizeError, EvaluationError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:
+        display.close()
+        run_id = optimizer.run_id if optimizer is not None else "RUN"
+        click.echo(f"interrupted; continue with: forge optimize --resume {run_id}", err=True)
+        sys.exit(130)
+    finally:
+        display.close()
+    if as_json:
+        click.echo(json.dumps(summary.to_dict()))
+    else:
+        from forge.render import print_summary
+
+        print_summary(console, summary)
+    sys.exit(0 if summary.best_speedup is not None else 1)
+
+
+@main.command(name="bench")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True))
+@_llm_options
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default="bench.json",
+    show_default=True,
+    help="Where to write the metrics as JSON.",
+)
+def bench_command(directory, out, **options) -> None:
+    """Optimize every task in DIRECTORY (a KernelBench level folder works) and report KernelBench's metrics."""
+    from forge.config import ConfigError, db_path
+    from forge.evaluation import EvaluationError, check_device
+    from forge.progress import Display
+    from forge.render import print_bench
+    from forge.store import Store
+    from forge.suite import results_json, run_suite
+
+    try:
+        check_device(options["device"])
+        settings = _settings(**options)
+    except (ConfigError, EvaluationError) as exc:
+        raise click.ClickException(str(exc)) from None
+    results, summary = run_suite(Store(db_path()), settings, directory, Display)
+    with open(out, "w") as f:
+        json.dump(results_json(results, summary, settings), f, indent=1)
+    print_bench(console, results, summary)
+    console.print(f"metrics written to {out}", highlight=False)
+
+
+if __name__ == "__main__":
+    main()

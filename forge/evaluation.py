@@ -19,7 +19,7 @@ def check_device(device: str) -> None:
 
 
 def run_eval(
-    task: str, candidate: str, *, device: str = "cuda", size: str = "default", timeout: float = 600.0, trials: int = 5
+    task: str, candidate: str, *, device: str = "cuda", size: str = "auto", timeout: float = 600.0, trials: int = 5
 ) -> Verdict:
     """Evaluate one candidate; raise EvaluationError for problems that are not the candidate's."""
     check_device(device)

@@ -51,3 +51,44 @@ def print_tasks(console: Console, infos) -> None:
             console.print(f"[red]error[/] {info.error}", soft_wrap=True, highlight=False)
         for warning in info.warnings:
             console.print(f"[yellow]warning[/] {info.name}: {warning}", soft_wrap=True, highlight=False)
+
+
+def print_summary(console: Console, s) -> None:
+    if s.best_speedup is not None:
+        console.print(
+            f"[bold green]best verified kernel: {s.best_speedup:.3g}x[/] over eager PyTorch -> {s.best_path}",
+            highlight=False,
+        )
+    else:
+        console.print("[bold red]no verified kernel[/] in this run", highlight=False)
+    cost = f"${s.cost_usd:.4f}" + (f" (+ {s.unpriced_calls} calls of unknown price)" if s.unpriced_calls else "")
+    console.print(
+        f"run {s.run_id}: {s.rounds_done} rounds, stopped: {s.stop_reason}; tokens {s.prompt_tokens} in / "
+        f"{s.completion_tokens} out; cost {cost}; {s.wall_s} s",
+        highlight=False,
+    )
+
+
+def print_bench(console: Console, results, metrics: dict) -> None:
+    table = Table(show_header=True, header_style="bold")
+    for column in ("task", "correct", "speedup", "cost USD", "wall s", "run"):
+        table.add_column(column)
+    for r in results:
+        speed = f"{r.speedup:.3g}x" if r.speedup else "-"
+        table.add_row(
+            r.task,
+            "yes" if r.correct else ("error: " + r.error if r.error else "no"),
+            speed,
+            f"{r.cost_usd:.4f}",
+            f"{r.wall_s:.1f}",
+            r.run_id or "-",
+        )
+    console.print(table)
+    geo = f"{metrics['geomean_speedup']:.3g}x" if metrics["geomean_speedup"] else "-"
+    console.print(
+        f"correct {metrics['correct']}/{metrics['tasks']} ({metrics['correctness_rate']:.0%}) · "
+        f"fast_0 {metrics['fast_0']:.0%} · fast_1 {metrics['fast_1']:.0%} · fast_1.5 {metrics['fast_1.5']:.0%} · "
+        f"fast_2 {metrics['fast_2']:.0%} · geomean speedup (correct) {geo} · "
+        f"${metrics['cost_per_task_usd']:.4f} and {metrics['wall_s_per_task']:.1f} s per task",
+        highlight=False,
+    )

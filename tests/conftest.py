@@ -35,6 +35,16 @@ def _isolated_caches(tmp_path_factory):
     os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
 
 
+@pytest.fixture(autouse=True)
+def forge_home(tmp_path, monkeypatch):
+    """Every test gets its own FORGE_HOME, and no LLM settings leak in from the environment."""
+    home = tmp_path / "forge-home"
+    monkeypatch.setenv("FORGE_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FORGE_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
 def cpu_eval(candidate: str, task: str = "scale_add", **options):
     """Evaluate tests/candidates/<candidate>.py against tests/tasks/<task>.py on the CPU at small size."""
     opts = {"device": "cpu", "size": "small", "timeout": 60.0, **options}

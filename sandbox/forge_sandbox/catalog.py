@@ -65,3 +65,15 @@ def inspect_tasks(
             runner.close()
         shutil.rmtree(workdir, ignore_errors=True)
     return results
+
+
+def probe_device(device: str, timeout: float = 120.0) -> dict:
+    """The device's facts and the software versions, read in a runner (the host never touches CUDA)."""
+    workdir = tempfile.mkdtemp(prefix="forge-probe-")
+    runner = RunnerProcess("reference", workdir, device)
+    try:
+        reply, _ = runner.request({"op": "hello"}, timeout)
+        return reply["environment"]
+    finally:
+        runner.close()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -12,6 +12,7 @@ prints is read as a result.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import secrets
@@ -25,7 +26,7 @@ import torch
 
 from forge_sandbox import compare, protocol, static_check
 from forge_sandbox.host import RunnerFailure, RunnerProcess
-from forge_sandbox.taskfile import TaskError
+from forge_sandbox.taskfile import TaskError, resolve_size
 from forge_sandbox.verdict import (
     COMPILE_ERROR,
     CRASHED,
@@ -41,7 +42,7 @@ from forge_sandbox.verdict import (
 @dataclass
 class EvalOptions:
     device: str = "cuda"
-    size: str = "default"  # or "small": the task's SMALL shapes, for CPU tests
+    size: str = "auto"  # "default", "small" (the task's SMALL shapes) or "auto" (small on the CPU)
     timeout: float = 600.0  # seconds per stage: compile, each verification, each timed block
     trials: int = 5  # verification input sets per configuration
     pool: int = 3  # distinct input sets rotated (and rolled) during timing
@@ -77,6 +78,7 @@ def evaluate(task_path: str, candidate_path: str, options: EvalOptions | None = 
     fix, not a property of the candidate).
     """
     options = options or EvalOptions()
+    options = dataclasses.replace(options, size=resolve_size(options.size, options.device, task_path))
     started = time.perf_counter()
     verdict = Verdict(status=PASSED, task=os.path.abspath(task_path), candidate=os.path.abspath(candidate_path))
     workdir = tempfile.mkdtemp(prefix="forge-eval-", dir=_workdir_root())

@@ -22,7 +22,7 @@ import traceback
 
 import torch
 
-from forge_sandbox import census, compare, protocol, static_check, taskfile, timing
+from forge_sandbox import census, compare, device_facts, protocol, static_check, taskfile, timing
 
 
 def _one_line(exc: BaseException) -> str:
@@ -87,17 +87,8 @@ class Runner:
             "torch": torch.__version__,
             "cuda": torch.version.cuda,
             "device": str(self.device),
-            "device_name": "cpu",
         }
-        if self.device.type == "cuda":
-            props = torch.cuda.get_device_properties(self.device)
-            env.update(
-                device_name=props.name, capability=f"{props.major}.{props.minor}", sm_count=props.multi_processor_count
-            )
-            clock_khz = getattr(props, "memory_clock_rate", 0) or 0
-            bus_bits = getattr(props, "memory_bus_width", 0) or 0
-            if clock_khz and bus_bits:  # double data rate: two transfers per clock
-                env["memory_bandwidth_bytes_per_s"] = 2 * clock_khz * 1e3 * bus_bits / 8
+        env.update(device_facts.cuda_facts(self.device) if self.device.type == "cuda" else device_facts.cpu_facts())
         try:
             import triton
 

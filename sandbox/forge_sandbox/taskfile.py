@@ -15,11 +15,27 @@ is a ``setattr`` on a freshly executed module.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import uuid
 from types import ModuleType
 
 SIZES = ("default", "small")
+
+
+def resolve_size(size: str, device: str, task_path: str) -> str:
+    """``auto``: the task's SMALL shapes on the CPU when it declares them, its full shapes otherwise.
+
+    Read from the source text, so that the host never executes the task.
+    """
+    if size != "auto":
+        return size
+    try:
+        with open(task_path) as f:
+            declares_small = re.search(r"^SMALL\s*=", f.read(), re.M) is not None
+    except OSError:
+        declares_small = False
+    return "small" if device == "cpu" and declares_small else "default"
 
 
 class TaskError(Exception):

@@ -1,0 +1,156 @@
+"""The coder and the judge: prompts in, a candidate file or one piece of advice out."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pydantic import BaseModel, ValidationError
+
+from forge.llm import CallRecord, LLMClient
+from forge.prompts import Template
+
+CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)```", re.S)
+
+
+class RepairAdvice(BaseModel):
+    """The judge on a failed candidate: the one issue that broke it, and how to fix it."""
+
+    critical_issue: str
+    fix_hint: str
+
+
+class OptimizeAdvice(BaseModel):
+    """The judge on a correct candidate: its bottleneck, the evidence, and one next step."""
+
+    bottleneck: str
+    evidence: str
+    next_optimization: str
+
+
+def extract_code(text: str) -> str | None:
+    """The candidate file in an answer: the last code block that defines ModelNew (else the longest)."""
+    blocks = [b.strip("\n") for b in CODE_BLOCK.findall(text or "")]
+    with_model = [b for b in blocks if "ModelNew" in b]
+    if with_model:
+        return with_model[-1] + "\n"
+    return None
+
+
+def extract_json(text: str, schema: type[BaseModel]) -> BaseModel | None:
+    """Validate the JSON object in an answer (a ```json block, or the outermost braces)."""
+    candidates = JSON_BLOCK.findall(text or "")
+    start, end = (text or "").find("{"), (text or "").rfind("}")
+    if start != -1 and end > start:
+        candidates.append(text[start : end + 1])
+    for raw in candidates:
+        try:
+            return schema.model_validate(json.loads(raw))
+        except (ValueError, ValidationError):
+            continue
+    return None
+
+
+def describe_failure(verdict: dict) -> str:
+    """A failed verdict as the judge and the coder should read it."""
+    lines = [f"Status: {verdict.get('status')}"]
+    lines += [f"- {reason}" for reason in verdict.get("reasons", [])]
+    compile_log = (verdict.get("compile_log") or "").strip()
+    if compile_log and verdict.get("status") == "compile_error":
+        lines += ["", "Compiler output (tail):", compile_log[-3000:]]
+    log_tail = (verdict.get("log_tail") or "").strip()
+    if log_tail and verdict.get("status") in ("runtime_error", "crashed"):
+        lines += ["", "Process output (tail):", log_tail[-2000:]]
+    return "\n".join(lines)
+
+
+def describe_timings(verdict: dict) -> str:
+    return (
+        f"candidate {verdict.get('candidate_ms')} ms (IQR {verdict.get('candidate_iqr_ms')}), "
+        f"eager PyTorch {verdict.get('reference_ms')} ms (IQR {verdict.get('reference_iqr_ms')}), "
+        f"speedup {verdict.get('speedup')}x; method: {verdict.get('timing', {}).get('method', 'unknown')}"
+    )
+
+
+def describe_metrics(verdict: dict) -> str:
+    """The hardware evidence that this evaluation measured, and what it did not."""
+    parts = []
+    ptxas = (verdict.get("compile_log") or "").strip()
+    if ptxas.startswith("ptxas"):
+        parts.append("ptxas report:\n" + ptxas[-1500:])
+    for warning in verdict.get("warnings", []):
+        parts.append(f"note: {warning}")
+    parts.append("Nsight Compute metrics: not measured in this evaluation.")
+    return "\n".join(parts)
+
+
+class Coder:
+    def __init__(self, client: LLMClient, template: Template, temperature: float | None = None) -> None:
+        self.client = client
+        self.template = template
+        self.temperature = temperature
+
+    def write(
+        self, *, task_source: str, device_facts: str, backend_rules: str, history: str
+    ) -> tuple[CallRecord, str | None]:
+        messages = self.template.render(
+            task_source=task_source, device_facts=device_facts, backend_rules=backend_rules, history=history
+        )
+        record = self.client.chat(messages, temperature=self.temperature)
+        if record.error:
+            return record, None
+        code = extract_code(record.text)
+        if code is None:
+            record.error = "the answer has no ```python block defining ModelNew"
+        return record, code
+
+
+class Judge:
+    def __init__(self, client: LLMClient, templates: dict[str, Template], structured: bool = True) -> None:
+        self.client = client
+        self.templates = templates
+        self.structured = structured  # turned off for the run when the server rejects response_format
+
+    def repair(self, *, task_source: str, candidate_source: str, verdict: dict, device_facts: str) -> list[CallRecord]:
+        messages = self.templates["judge_repair"].render(
+            task_source=task_source,
+            candidate_source=candidate_source,
+            error=describe_failure(verdict),
+            device_facts=device_facts,
+        )
+        return self._ask(messages, RepairAdvice)
+
+    def optimize(
+        self, *, task_source: str, candidate_source: str, verdict: dict, device_facts: str
+    ) -> list[CallRecord]:
+        messages = self.templates["judge_optimize"].render(
+            task_source=task_source,
+            candidate_source=candidate_source,
+            timings=describe_timings(verdict),
+            metrics=describe_metrics(verdict),
+            device_facts=device_facts,
+        )
+        return self._ask(messages, OptimizeAdvice)
+
+    def _ask(self, messages: list, schema: type[BaseModel]) -> list[CallRecord]:
+        """Every call made (all are logged); the last one carries the advice, or the error."""
+        records = []
+        if self.structured:
+            fmt = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
+            }
+            records.append(self.client.chat(messages, response_format=fmt))
+            if records[-1].extra.get("status_code") in (400, 422):  # the server has no structured outputs
+                self.structured = False
+        if not records or not self.structured:
+            records.append(self.client.chat(messages))
+        record = records[-1]
+        if not record.error:
+            advice = extract_json(record.text, schema)
+            if advice is None:
+                record.error = f"the answer is not a valid {schema.__name__} JSON object"
+            else:
+                record.parsed = advice.model_dump()
+        return records

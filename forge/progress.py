@@ -1,0 +1,92 @@
+"""What a person sees while `forge optimize` works: a live table on a terminal, plain lines elsewhere."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from forge_sandbox.device_facts import describe
+
+STYLE = {"passed": "green", "evaluating": "cyan", "incorrect": "red", "rejected": "red"}
+
+
+class Display:
+    """Progress for one run; writes to stderr so that stdout stays for the summary."""
+
+    def __init__(self, console: Console | None = None, live: bool | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.live_mode = self.console.is_terminal if live is None else live
+        self.rows: dict[tuple[int, int], tuple[str, str]] = {}
+        self.footer = ""
+        self.live: Live | None = None
+
+    # lifecycle
+    def started(self, run_id: str, task: str, settings, env: dict) -> None:
+        self.console.print(
+            f"[bold]forge optimize[/] {task} · run {run_id} · {settings.coder.model} · {settings.backend} on "
+            f"{env.get('device_name')}",
+            highlight=False,
+        )
+        self.console.print(f"[dim]{describe(env)}[/]", highlight=False)
+        if self.live_mode:
+            self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
+            self.live.start()
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    # events
+    def round_started(self, round_: int, candidates: int) -> None:
+        for k in range(1, candidates + 1):
+            self.rows[(round_, k)] = ("writing", "")
+        self._refresh(f"round {round_}: the coder is writing {candidates} candidate(s)")
+
+    def attempt(self, round_: int, k: int, status: str, detail: str) -> None:
+        self.rows[(round_, k)] = (status, detail)
+        if status != "evaluating":
+            self._line(f"round {round_} attempt {k}: [{STYLE.get(status, 'yellow')}]{status}[/] {detail}")
+        self._refresh()
+
+    def judged(self, round_: int, mode: str, advice: dict | None, error: str | None) -> None:
+        if advice:
+            text = advice.get("next_optimization") or advice.get("fix_hint") or ""
+            self._line(f"round {round_} judge ({mode}): {text[:160]}")
+        else:
+            self._line(f"round {round_} judge ({mode}): [yellow]no usable advice[/] ({error})")
+
+    def round_done(self, round_: int, best: float | None, run: dict) -> None:
+        cost = f"${run['cost_usd']:.4f}" + (
+            f" + {run['unpriced_calls']} unpriced calls" if run["unpriced_calls"] else ""
+        )
+        best_text = f"{best:.3g}x" if best else "none yet"
+        self.footer = (
+            f"after round {round_}: best {best_text} · tokens {run['prompt_tokens']} in / "
+            f"{run['completion_tokens']} out · cost {cost}"
+        )
+        self._line(self.footer)
+        self._refresh()
+
+    # rendering
+    def _line(self, text: str) -> None:
+        if self.live is not None:
+            self.live.console.print(text, highlight=False)
+        else:
+            self.console.print(text, highlight=False)
+
+    def _refresh(self, footer: str | None = None) -> None:
+        if footer:
+            self.footer = footer
+        if self.live is not None:
+            self.live.update(self._render())
+
+    def _render(self):
+        table = Table(show_header=True, header_style="bold", box=None)
+        for column in ("round", "attempt", "status", "detail"):
+            table.add_column(column)
+        for (round_, k), (status, detail) in sorted(self.rows.items())[-12:]:
+            table.add_row(str(round_), str(k), Text(status, style=STYLE.get(status, "yellow")), detail[:90])
+        return Group(table, Text(self.footer, style="bold"))
