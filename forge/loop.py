@@ -25,7 +25,7 @@ from forge.llm import LLMClient
 from forge.prompts import backend_rules, load_templates
 from forge.store import Store, now
 from forge_sandbox import EvalOptions, evaluate
-from forge_sandbox.catalog import probe_device
+from forge_sandbox.catalog import inspect_tasks, probe_device
 from forge_sandbox.device_facts import describe as describe_device
 from forge_sandbox.taskfile import TaskError, resolve_size
 
@@ -153,6 +153,11 @@ class Optimizer:
         active_before = run.get("active_s") or 0.0
         s = self.settings
         size = self._size()
+        # A malformed task fails here, in one line, before any LLM call is paid for.
+        (info,) = inspect_tasks([self.task_path], size=size, device=s.device)
+        if not info.ok:
+            self.store.update_run(self.run_id, status="failed", stop_reason=info.error, finished_at=now())
+            raise OptimizeError(info.error)
         env = probe_device(s.device)
         self.store.update_run(self.run_id, environment=json.dumps(env), size=size)
         self.facts = describe_device(env)
