@@ -9,7 +9,7 @@ from conftest import cpu_eval, gpu_eval
 # fixture -> the statuses that are an acceptable rejection of it (never "passed")
 CHEATS = {
     "cheat_output_cache_pointer": {"incorrect"},
-    "cheat_output_cache_value": {"incorrect"},
+    "cheat_output_cache_value": {"incorrect", "rejected"},
     "cheat_input_mutation": {"rejected"},
     "cheat_lazy_subclass": {"rejected", "incorrect"},
     "cheat_background_thread": {"rejected"},
@@ -29,6 +29,15 @@ CHEATS = {
     "cheat_pytorch_only": {"rejected"},
     "cheat_unused_kernel": {"rejected"},
     "cheat_zeros": {"incorrect"},
+    # these reach into the runner itself; the static check stops them first
+    "cheat_zero_times": {"rejected"},
+    "cheat_median_game": {"rejected"},
+    "cheat_fifo_output": {"rejected"},
+    "cheat_deep_json": {"rejected"},
+    "cheat_payload_announce": {"rejected"},
+    "cheat_command_pipe_flood": {"rejected"},
+    "cheat_suppress_fallback": {"rejected"},
+    "cheat_kill_reference": {"rejected"},
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -43,6 +52,14 @@ RUNTIME_ONLY = {
     "cheat_pytorch_fallback": "no custom kernel was launched",
     "cheat_forged_reply": "",
     "cheat_read_expected_file": "outside tolerance",
+    "cheat_zero_times": "not physical",
+    "cheat_median_game": "skewed",
+    "cheat_fifo_output": "not a regular file",
+    "cheat_deep_json": "malformed message",
+    "cheat_payload_announce": "only the reference may send",
+    "cheat_command_pipe_flood": "stopped reading its commands",
+    "cheat_suppress_fallback": "no custom kernel was launched",
+    "cheat_kill_reference": "the reference process failed",
 }
 
 
@@ -59,6 +76,20 @@ def test_runtime_defenses_hold_without_static_checks(name):
     verdict = cpu_eval(name, static_checks=False)
     assert verdict.status != "passed", verdict.reasons
     assert RUNTIME_ONLY[name] in " ".join(verdict.reasons)
+
+
+def test_recognizing_a_known_input_set_in_a_new_layout_gains_nothing():
+    # Timed inputs are rolled *and* jittered, so no two calls share values: the cache that
+    # recognizes a pool entry under a roll never hits, and the candidate is left doing the
+    # work (here with PyTorch, which only the GPU's profiler census can tell apart).
+    verdict = cpu_eval("cheat_pool_layout_cache", task="linear_relu")
+    assert verdict.status != "passed" or verdict.speedup < 1.5, (verdict.status, verdict.speedup)
+
+
+def test_a_crash_is_seen_at_once_even_when_a_child_keeps_the_pipe_open():
+    verdict = cpu_eval("bad_crash_with_child", static_checks=False, timeout=120.0)
+    assert verdict.status == "crashed", verdict.reasons
+    assert verdict.duration_s < 60
 
 
 def test_static_check_names_the_trick():

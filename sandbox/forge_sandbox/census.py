@@ -36,8 +36,9 @@ class _CountingModule:
 
             @functools.wraps(value)
             def counted(*args, **kwargs):
-                counter.bump()
-                return value(*args, **kwargs)
+                result = value(*args, **kwargs)
+                counter.bump()  # only a launch that returned counts
+                return result
 
             return counted
         return value
@@ -50,8 +51,9 @@ def _wrap_method(cls, name: str, counter: LaunchCounter) -> None:
 
     @functools.wraps(original)
     def counted(self, *args, **kwargs):
-        counter.bump()
-        return original(self, *args, **kwargs)
+        result = original(self, *args, **kwargs)
+        counter.bump()  # only a launch that returned counts
+        return result
 
     setattr(cls, name, counted)
 
@@ -97,8 +99,9 @@ class _CountingKernel:
         self._counter = counter
 
     def __call__(self, *args, **kwargs):
+        result = self._kernel(*args, **kwargs)
         self._counter.bump()
-        return self._kernel(*args, **kwargs)
+        return result
 
     def __getattr__(self, name):
         return getattr(self._kernel, name)

