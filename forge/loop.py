@@ -134,6 +134,8 @@ class Optimizer:
         if not os.path.isfile(task_path):
             raise OptimizeError(f"{task_path}: the run's task file is gone")
         optimizer = cls(store, settings, display, run["id"], task_path)
+        # The task as it was when the run started, whatever the file holds now.
+        optimizer.task_source = store.db["tasks"].get(run["task_id"])["source"]
         rounds = store.rounds(run["id"])
         if rounds:
             last = rounds[-1]
@@ -260,7 +262,7 @@ class Optimizer:
         self.display.attempt(round_, k, "evaluating", "")
         options = EvalOptions(device=self.settings.device, size=size, timeout=self.settings.eval_timeout_s)
         try:
-            verdict = evaluate(self.task_path, path, options).to_dict()
+            verdict = evaluate(self.task_path, path, options, task_source=self.task_source).to_dict()
         except TaskError as exc:
             raise OptimizeError(str(exc)) from None
         self.store.add_evaluation(candidate_id, verdict)

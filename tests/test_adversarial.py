@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+
 import pytest
 
-from conftest import cpu_eval, gpu_eval
+from conftest import CANDIDATES, TASKS, cpu_eval, gpu_eval
 
 # fixture -> the statuses that are an acceptable rejection of it (never "passed")
 CHEATS = {
@@ -90,6 +95,18 @@ def test_a_crash_is_seen_at_once_even_when_a_child_keeps_the_pipe_open():
     verdict = cpu_eval("bad_crash_with_child", static_checks=False, timeout=120.0)
     assert verdict.status == "crashed", verdict.reasons
     assert verdict.duration_s < 60
+
+
+def test_rewriting_the_task_file_does_not_change_the_reference(tmp_path):
+    # The candidate runs with the host's rights and rewrites the task on disk (the
+    # damage stays, so a copy is used); the evaluation already holds the task's source.
+    task = tmp_path / "scale_add.py"
+    shutil.copy(TASKS / "scale_add.py", task)
+    cmd = [sys.executable, "-m", "forge_sandbox", "eval", str(task), str(CANDIDATES / "cheat_rewrite_task.py")]
+    out = subprocess.run(cmd + ["--device", "cpu"], capture_output=True, text=True, timeout=300)
+    verdict = json.loads(out.stdout)
+    assert "time.sleep" in task.read_text(), "the fixture did rewrite the file"
+    assert verdict["status"] != "passed" or verdict["speedup"] < 1.0, verdict
 
 
 def test_static_check_names_the_trick():

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("task")
     ev.add_argument("candidate")
     ev.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
-    ev.add_argument("--size", default="default", choices=["default", "small"])
+    ev.add_argument("--size", default="auto", choices=["auto", "default", "small"])
     ev.add_argument("--timeout", type=float, default=600.0)
     ev.add_argument("--trials", type=int, default=5)
     args = parser.parse_args(argv)

@@ -72,9 +72,13 @@ def _workdir_root() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
 
 
-def evaluate(task_path: str, candidate_path: str, options: EvalOptions | None = None) -> Verdict:
+def evaluate(
+    task_path: str, candidate_path: str, options: EvalOptions | None = None, task_source: str | None = None
+) -> Verdict:
     """Evaluate one candidate file against one task file; never raises for the candidate's faults.
 
+    ``task_source`` is the task as the caller read it (a run reads it once);
+    otherwise the file is read here, once, before any candidate code runs.
     Raises TaskError when the *task* is unusable (that is the user's input to
     fix, not a property of the candidate).
     """
@@ -85,7 +89,7 @@ def evaluate(task_path: str, candidate_path: str, options: EvalOptions | None = 
     workdir = tempfile.mkdtemp(prefix="forge-eval-", dir=_workdir_root())
     runners: list[RunnerProcess] = []
     try:
-        _Pipeline(task_path, candidate_path, options, verdict, workdir, runners).run()
+        _Pipeline(task_path, candidate_path, options, verdict, workdir, runners, task_source).run()
     except _Stop as stop:
         _stop_verdict(verdict, stop)
     except TaskError:
@@ -109,8 +113,9 @@ def _stop_verdict(verdict: Verdict, stop: _Stop) -> None:
 
 
 class _Pipeline:
-    def __init__(self, task_path, candidate_path, options, verdict, workdir, runners) -> None:
+    def __init__(self, task_path, candidate_path, options, verdict, workdir, runners, task_source) -> None:
         self.task = os.path.abspath(task_path)
+        self.task_source = task_source
         self.candidate = os.path.abspath(candidate_path)
         self.opt = options
         self.verdict = verdict
@@ -121,8 +126,12 @@ class _Pipeline:
     # -- stages -----------------------------------------------------------------
 
     def run(self) -> None:
-        if not os.path.isfile(self.task):
-            raise TaskError(f"{self.task}: no such task file")
+        if self.task_source is None:
+            try:
+                with open(self.task) as f:
+                    self.task_source = f.read()
+            except OSError as exc:
+                raise TaskError(f"{self.task}: cannot read the task file ({exc.strerror})") from None
         source = self._read_candidate()
         self._static(source)
         self.ref = self._start("reference")
@@ -130,7 +139,9 @@ class _Pipeline:
         self.verdict.environment = self._ask_ref({"op": "hello"})["environment"]
         # The candidate compiles while the reference prepares.
         self.cand.send({"op": "load_candidate", "candidate": self.candidate})
-        described = self._ask_ref({"op": "describe", "task": self.task, "size": self.opt.size})
+        described = self._ask_ref(
+            {"op": "describe", "task": self.task, "task_source": self.task_source, "size": self.opt.size}
+        )
         self.tolerance = described.get("tolerance")
         loaded = self._receive_cand(stage="compile")
         self.verdict.compile_log = ptxas_lines(self.cand.log_tail(200_000))
@@ -166,7 +177,14 @@ class _Pipeline:
             "pool_seeds": [_seed() for _ in range(self.opt.pool)],
         }
         setup = self._ask_ref(
-            {"op": "setup_reference", "task": self.task, "size": self.opt.size, "config": config, **seeds}
+            {
+                "op": "setup_reference",
+                "task": self.task,
+                "task_source": self.task_source,
+                "size": self.opt.size,
+                "config": config,
+                **seeds,
+            }
         )
         expected = protocol.load_tensors(self._ask_ref({"op": "forward"})["payload"])
         self.setup = setup

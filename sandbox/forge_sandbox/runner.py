@@ -100,7 +100,7 @@ class Runner:
 
     def cmd_describe(self, msg: dict) -> dict:
         """How many input configurations the task has at this size, and its declarations."""
-        module = taskfile.load_task(msg["task"])
+        module = taskfile.load_task(msg["task"], source=msg.get("task_source"))
         configs = taskfile.configurations(module, msg["size"])
         tolerance = getattr(module, "TOLERANCE", None)
         if tolerance is not None and not isinstance(tolerance, dict):
@@ -158,9 +158,9 @@ class Runner:
         """Build the reference model for one configuration; make and save all inputs."""
         self.role = "reference"
         path = msg["task"]
-        probe = taskfile.load_task(path)
+        probe = taskfile.load_task(path, source=msg.get("task_source"))
         overrides = taskfile.configurations(probe, msg["size"])[msg["config"]]
-        self.task, self.task_path = taskfile.load_task(path, overrides), path
+        self.task, self.task_path = taskfile.load_task(path, overrides, msg.get("task_source")), path
         init_inputs = taskfile.call_task_function(self.task, "get_init_inputs", path)
         torch.manual_seed(msg["init_seed"])
         self.model = self.task.Model(*_to_device(init_inputs, self.device)).to(self.device)

@@ -42,15 +42,26 @@ class TaskError(Exception):
     """A task file that cannot be used; the message is one line naming what is wrong."""
 
 
-def load_module(path: str, kind: str) -> ModuleType:
-    """Execute a Python file as a fresh module with a unique name."""
+def load_module(path: str, kind: str, source: str | None = None) -> ModuleType:
+    """Execute a Python file as a fresh module with a unique name.
+
+    With ``source``, that text is executed rather than whatever the file holds
+    now: the host reads a task once, so that a candidate that rewrites the
+    task file on disk cannot change the reference it is judged against.
+    """
     name = f"forge_{kind}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise TaskError(f"{path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look modules up by name
-    spec.loader.exec_module(module)
+    if source is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise TaskError(f"{path}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses and pickling look modules up by name
+        spec.loader.exec_module(module)
+        return module
+    module = ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(source, path, "exec"), module.__dict__)
     return module
 
 
@@ -70,10 +81,10 @@ def configurations(module: ModuleType, size: str) -> list[dict]:
     return configs
 
 
-def load_task(path: str, overrides: dict | None = None) -> ModuleType:
-    """Load a task file, check it has the KernelBench interface, apply overrides."""
+def load_task(path: str, overrides: dict | None = None, source: str | None = None) -> ModuleType:
+    """Load a task file (or its ``source`` as read earlier), check the KernelBench interface, apply overrides."""
     try:
-        module = load_module(path, "task")
+        module = load_module(path, "task", source)
     except TaskError:
         raise
     except SyntaxError as exc:
