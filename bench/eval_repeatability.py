@@ -6,7 +6,7 @@ goal is <= 2% on a GPU), plus the wall time of each verdict. Results go to
 bench/results/repeatability-<device>-<date>.json and a Markdown table beside it.
 
     python bench/eval_repeatability.py                    # on a GPU machine
-    python bench/eval_repeatability.py --device cpu --size small --runs 2 --tasks swiglu   # dry run
+    python bench/eval_repeatability.py --device cpu --runs 2 --tasks swiglu   # dry run on the CPU
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def evaluate_once(task: str, kernel: str, args) -> tuple[dict, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--size", default="default")
+    parser.add_argument("--size", default="auto", help="auto: full sizes on a GPU, SMALL on the CPU")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tasks", nargs="*", help="task names (default: every bundled task)")
     parser.add_argument("--timeout", type=float, default=900.0)
