@@ -266,5 +266,145 @@ def bench_command(directory, out, **options) -> None:
     console.print(f"metrics written to {out}", highlight=False)
 
 
+def _store():
+    from forge.config import db_path
+    from forge.store import Store
+
+    return Store(db_path())
+
+
+def _emit(rows: list[dict], as_json: bool, as_csv: bool = False, as_markdown: bool = False, columns=None) -> bool:
+    """Machine-readable output when asked for; True when it was printed."""
+    columns = columns or (list(rows[0]) if rows else [])
+    if as_json:
+        click.echo(json.dumps(rows, default=str))
+    elif as_csv:
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    elif as_markdown:
+        click.echo("| " + " | ".join(columns) + " |")
+        click.echo("|" + "---|" * len(columns))
+        for row in rows:
+            click.echo("| " + " | ".join("" if row.get(c) is None else str(row.get(c)) for c in columns) + " |")
+    else:
+        return False
+    return True
+
+
+@main.command(name="leaderboard")
+@click.option("--task", help="Only this task (its name).")
+@click.option("--device", help="Only GPUs whose name contains this, e.g. H100.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print a Markdown table.")
+def leaderboard_command(task, device, as_json, as_csv, as_markdown) -> None:
+    """The best verified speedup per task, per GPU model and torch version, and what produced it."""
+    from forge.history import leaderboard
+    from forge.render import print_leaderboard
+
+    rows = leaderboard(_store(), task=task, device=device)
+    columns = [
+        "task",
+        "device",
+        "torch",
+        "speedup",
+        "candidate_ms",
+        "reference_ms",
+        "model",
+        "backend",
+        "rounds",
+        "cost_usd",
+        "candidate_id",
+        "run_id",
+    ]
+    if not _emit(rows, as_json, as_csv, as_markdown, columns):
+        print_leaderboard(console, rows)
+
+
+@main.command(name="runs")
+@click.option("-n", "limit", type=int, default=20, show_default=True, help="How many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def runs_command(limit, as_json) -> None:
+    """List optimization runs, newest first: task, model, status, best speedup, cost."""
+    from forge.history import runs
+    from forge.render import print_runs
+
+    rows = runs(_store(), limit)
+    if not _emit(rows, as_json):
+        print_runs(console, rows)
+
+
+@main.command(name="show")
+@click.argument("candidate_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show_command(candidate_id, as_json) -> None:
+    """One candidate: its source, the diff against its parent, verdict, timings and the judge's feedback."""
+    from forge.history import candidate_story
+    from forge.render import print_story
+
+    story = candidate_story(_store(), candidate_id)
+    if story is None:
+        raise click.ClickException(f"no candidate {candidate_id} (see forge runs, then forge show on a run's best)")
+    if as_json:
+        click.echo(json.dumps(story, default=str))
+    else:
+        print_story(console, story)
+
+
+@main.command(name="logs")
+@click.option("--run", "run_id", help="Only this run (its id or a prefix).")
+@click.option("-m", "--model", help="Only this model.")
+@click.option("-n", "limit", type=int, default=20, show_default=True, help="How many calls, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (with the full responses).")
+def logs_command(run_id, model, limit, as_json) -> None:
+    """The LLM calls on record, newest first, with tokens, cost and duration."""
+    from forge.history import llm_calls
+    from forge.render import print_calls
+
+    rows = llm_calls(_store(), run_id, model, limit)
+    if not _emit(rows, as_json):
+        print_calls(console, rows)
+
+
+@main.command(name="export")
+@click.argument("task")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Where to write the module (default: TASK_forge.py)."
+)
+@click.option("--device", help="Which GPU model's winner, when there are several.")
+def export_command(task, output, device) -> None:
+    """Write TASK's best verified kernel as a standalone module (ModelNew, a function, a torch custom op)."""
+    from forge.export import ExportError, choose, render_module
+
+    store = _store()
+    try:
+        row = choose(store, task, device)
+    except ExportError as exc:
+        raise click.ClickException(str(exc)) from None
+    output = output or f"{row['task']}_forge.py"
+    with open(output, "w") as f:
+        f.write(render_module(store, row))
+    console.print(
+        f"wrote {output}: {row['task']} at {row['speedup']}x on {row['device']} (candidate {row['candidate_id']})",
+        highlight=False,
+    )
+
+
+@main.group(name="db")
+def db_group() -> None:
+    """forge's SQLite database."""
+
+
+@db_group.command(name="path")
+def db_path_command() -> None:
+    """Print the database's path (datasette "$(forge db path)" browses it)."""
+    from forge.config import db_path
+
+    click.echo(db_path())
+
+
 if __name__ == "__main__":
     main()

@@ -92,3 +92,106 @@ def print_bench(console: Console, results, metrics: dict) -> None:
         f"${metrics['cost_per_task_usd']:.4f} and {metrics['wall_s_per_task']:.1f} s per task",
         highlight=False,
     )
+
+
+def print_leaderboard(console: Console, rows: list[dict]) -> None:
+    if not rows:
+        console.print("no verified kernels yet: run forge optimize", highlight=False)
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in (
+        "task",
+        "device",
+        "torch",
+        "speedup",
+        "kernel ms",
+        "eager ms",
+        "model",
+        "backend",
+        "rounds",
+        "run cost",
+        "candidate",
+    ):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(
+            r["task"],
+            str(r["device"]),
+            str(r["torch"]),
+            f"{r['speedup']:.3g}x",
+            f"{r['candidate_ms']:.4g}",
+            f"{r['reference_ms']:.4g}",
+            r["model"],
+            r["backend"],
+            str(r["rounds"]),
+            f"${r['cost_usd']:.4f}",
+            str(r["candidate_id"]),
+        )
+    console.print(table)
+
+
+def print_runs(console: Console, rows: list[dict]) -> None:
+    table = Table(show_header=True, header_style="bold")
+    for column in ("run", "task", "model", "backend", "device", "status", "rounds", "best", "cost", "started"):
+        table.add_column(column)
+    for r in rows:
+        best = f"{r['best_speedup']:.3g}x (#{r['best_candidate_id']})" if r["best_speedup"] else "-"
+        table.add_row(
+            r["id"],
+            r["task"],
+            r["model"],
+            r["backend"],
+            r["device"],
+            r["status"],
+            str(r["rounds"]),
+            best,
+            f"${r['cost_usd'] or 0:.4f}",
+            r["started_at"],
+        )
+    console.print(table)
+
+
+def print_story(console: Console, story: dict) -> None:
+    from rich.syntax import Syntax
+
+    c = story["candidate"]
+    console.print(
+        f"[bold]candidate {c['id']}[/] · run {c['run_id']} · round {c['round']} attempt {c['attempt']} · parent {story['parent_id'] or '-'}",
+        highlight=False,
+    )
+    console.print(Syntax(c["code"], "python", line_numbers=True))
+    if story["diff"]:
+        console.print("[bold]diff against its parent[/]")
+        console.print(Syntax(story["diff"], "diff"))
+    v = story["verdict"]
+    if v:
+        print_verdict(console, Verdict(**v))
+        if v.get("compile_log"):
+            console.print("[bold]compiler[/]\n" + v["compile_log"][-2000:], highlight=False, markup=False)
+    fb = story["feedback"]
+    if fb and fb.get("advice"):
+        console.print(f"[bold]judge ({fb['mode']}) after this round[/]", highlight=False)
+        for key, value in fb["advice"].items():
+            console.print(f"  {key}: {value}", highlight=False, markup=False)
+
+
+def print_calls(console: Console, rows: list[dict]) -> None:
+    table = Table(show_header=True, header_style="bold")
+    for column in ("id", "run", "round", "role", "mode", "model", "tokens in/out", "cost", "s", "error"):
+        table.add_column(column)
+    for r in rows:
+        cost = f"${r['cost_usd']:.5f}" if r["cost_usd"] is not None else "unpriced"
+        tokens = f"{r['prompt_tokens'] or 0}/{r['completion_tokens'] or 0}"
+        table.add_row(
+            str(r["id"]),
+            r["run_id"],
+            str(r["round"]),
+            r["role"],
+            r["mode"],
+            r["model"],
+            tokens,
+            cost,
+            f"{r['duration_s']:.2f}",
+            (r["error"] or "")[:60],
+        )
+    console.print(table)

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from fake_llm import FakeLLM, answer
 
 from conftest import CANDIDATES, TASKS
+from fake_llm import FakeLLM, answer
 from forge.cli import main
 from forge.suite import TaskResult, metrics
 

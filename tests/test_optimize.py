@@ -13,9 +13,9 @@ import time
 
 import pytest
 from click.testing import CliRunner
-from fake_llm import FakeLLM, answer, judge_answer
 
 from conftest import CANDIDATES, TASKS
+from fake_llm import FakeLLM, answer, judge_answer
 from forge.cli import main
 
 TASK = TASKS / "scale_add.py"

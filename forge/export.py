@@ -1,0 +1,165 @@
+"""`forge export`: the best verified kernel of a task as a module that imports without forge.
+
+The module carries the candidate's source and the task's source, and needs
+only torch and the kernel's own backend (triton, a C++ toolchain, cupy). On
+first import it runs the candidate's code (compiling into a cache directory of
+its own); it exposes ``ModelNew``, a plain function, a ``torch.library``
+custom op with a fake implementation (so ``torch.compile`` can trace through
+it), its provenance, and ``selftest()``, which re-verifies it against the
+task's reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from forge import __version__
+from forge.history import leaderboard
+from forge.store import Store, source_hash
+
+
+class ExportError(ValueError):
+    """Nothing to export, or an ambiguous choice; one line."""
+
+
+def choose(store: Store, task: str, device: str | None = None) -> dict:
+    rows = leaderboard(store, task=task, device=device)
+    if not rows:
+        raise ExportError(
+            f"no verified kernel for task {task!r}{' on ' + device if device else ''} (see forge leaderboard)"
+        )
+    if len({(r["device"], r["torch"]) for r in rows}) > 1 and device is None:
+        devices = ", ".join(sorted({r["device"] for r in rows}))
+        raise ExportError(f"task {task!r} has winners on several devices ({devices}): pick one with --device")
+    return rows[0]
+
+
+def render_module(store: Store, row: dict) -> str:
+    candidate = store.candidate(row["candidate_id"])
+    task = store.db["tasks"].get(row["task_id"])
+    name = re.sub(r"\W", "_", row["task"]).strip("_") or "kernel"
+    provenance = {
+        "task": row["task"],
+        "task_sha256": row["task_id"],
+        "candidate_sha256": source_hash(candidate["code"]),
+        "device": row["device"],
+        "torch": row["torch"],
+        "speedup": row["speedup"],
+        "candidate_ms": row["candidate_ms"],
+        "reference_ms": row["reference_ms"],
+        "model": row["model"],
+        "backend": row["backend"],
+        "run": row["run_id"],
+        "evaluated_at": row["evaluated_at"],
+        "forge_version": __version__,
+    }
+    return MODULE_TEMPLATE.format(
+        task=row["task"],
+        speedup=row["speedup"],
+        device=row["device"],
+        name=name,
+        provenance=json.dumps(provenance, indent=4),
+        candidate_source=repr(candidate["code"]),
+        task_source=repr(task["source"]),
+        cache_key=provenance["candidate_sha256"][:16],
+    )
+
+
+MODULE_TEMPLATE = '''"""{task}: a kernel exported by forge ({speedup}x over eager PyTorch on {device}).
+
+Needs torch and the kernel's backend only. Use it as a module (`ModelNew`), as a
+function (`{name}(*inputs)`), or as the custom op `torch.ops.forge_export.{name}`,
+which works under torch.compile. `selftest()` re-verifies it against the task's
+reference; `PROVENANCE` says where it came from.
+"""
+
+import json
+import os
+import types
+
+import torch
+
+PROVENANCE = json.loads("""{provenance}""")
+
+_CANDIDATE_SOURCE = {candidate_source}
+_TASK_SOURCE = {task_source}
+_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "forge_export", "{cache_key}")
+
+
+def _exec(source, name):
+    module = types.ModuleType(name)
+    module.__file__ = os.path.join(_CACHE, name + ".py")
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _load_kernel():
+    # Compiled extensions (load_inline) build once, into a cache of this module's own.
+    os.makedirs(_CACHE, exist_ok=True)
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(_CACHE, "torch_extensions"))
+    return _exec(_CANDIDATE_SOURCE, "forge_export_{name}_kernel")
+
+
+_kernel = _load_kernel()
+ModelNew = _kernel.ModelNew
+_task = _exec(_TASK_SOURCE, "forge_export_{name}_task")
+_default = None
+
+
+def _default_model(device):
+    """ModelNew built with the task's own constructor arguments (and its seed-0 parameters)."""
+    global _default
+    if _default is None or _default[0] != device:
+        torch.manual_seed(0)
+        _default = (device, ModelNew(*_task.get_init_inputs()).to(device))
+    return _default[1]
+
+
+@torch.library.custom_op("forge_export::{name}", mutates_args=())
+def _op(inputs: list[torch.Tensor]) -> torch.Tensor:
+    return _default_model(inputs[0].device)(*inputs)
+
+
+@_op.register_fake
+def _(inputs):
+    # The reference's own PyTorch code, run on fake tensors, gives the output's shape and dtype.
+    torch.manual_seed(0)
+    return _task.Model(*_task.get_init_inputs())(*inputs)
+
+
+def {name}(*inputs):
+    """The op as a plain function, through the custom op (so torch.compile sees one opaque call)."""
+    return torch.ops.forge_export.{name}(list(inputs))
+
+
+_TOLERANCE = {{torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2, torch.float64: 1e-7}}
+
+
+def selftest(device=None, size="default", trials=3):
+    """Re-verify against the task's reference on fresh inputs; raises AssertionError on a mismatch."""
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    task = _exec(_TASK_SOURCE, "forge_export_{name}_selftest")
+    if size == "small":
+        for key, value in getattr(task, "SMALL", {{}}).items():
+            setattr(task, key, value)
+    init = task.get_init_inputs()
+    torch.manual_seed(1234)
+    reference = task.Model(*init).to(device)
+    torch.manual_seed(1234)
+    candidate = ModelNew(*init).to(device)
+    declared = getattr(task, "TOLERANCE", {{}}) or {{}}
+    for trial in range(trials):
+        torch.manual_seed(trial + 1)
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+        with torch.no_grad():
+            want, got = reference(*inputs), candidate(*inputs)
+        assert type(got) is torch.Tensor and got.shape == want.shape and got.dtype == want.dtype, "shape/dtype"
+        tol = _TOLERANCE.get(want.dtype, 0.0)
+        atol = declared.get("atol", tol) * max(1.0, float(want.double().pow(2).mean().sqrt()))
+        rtol = declared.get("rtol", tol)
+        assert torch.allclose(got.double(), want.double(), atol=atol, rtol=rtol, equal_nan=True), "values"
+        err = float((got.double() - want.double()).norm() / want.double().norm().clamp_min(1e-30))
+        assert err <= declared.get("rel_norm", tol), f"relative error norm {{err:.3g}}"
+    return True
+'''

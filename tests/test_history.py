@@ -1,0 +1,108 @@
+"""After a scripted `forge optimize`: the leaderboard, the history, and an exported module that works
+without forge."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import CANDIDATES, TASKS
+from fake_llm import FakeLLM, answer, judge_answer
+from forge.cli import main
+
+HONEST = (CANDIDATES / "honest_triton.py").read_text()
+SLOW = HONEST.replace("BLOCK = 1024", "BLOCK = 64")
+CHEAT = (CANDIDATES / "cheat_pytorch_only.py").read_text()
+ADVICE = judge_answer({"bottleneck": "launches", "evidence": "64 programs", "next_optimization": "BLOCK=1024"})
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture
+def finished_run(forge_home):
+    with FakeLLM(coder=[answer(SLOW), answer(CHEAT), answer(HONEST)], judge=[ADVICE]) as server:
+        args = ["optimize", str(TASKS / "scale_add.py"), "--model", "gpt-4o-mini", "--base-url", server.base_url]
+        result = CliRunner().invoke(main, args + ["--device", "cpu", "--rounds", "3", "--patience", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_leaderboard_lists_the_best_verified_kernel_only(finished_run):
+    rows = json.loads(invoke("leaderboard", "--json").stdout)
+    assert len(rows) == 1
+    best = rows[0]
+    assert best["task"] == "scale_add" and best["device"] == "cpu" and best["torch"]
+    assert best["speedup"] == pytest.approx(finished_run["best_speedup"])
+    assert best["model"] == "gpt-4o-mini" and best["backend"] == "triton" and best["cost_usd"] > 0
+    csv = invoke("leaderboard", "--csv").stdout.splitlines()
+    assert csv[0].startswith("task,device,torch,speedup") and len(csv) == 2
+    assert invoke("leaderboard", "--markdown").stdout.startswith("| task | device |")
+    assert json.loads(invoke("leaderboard", "--json", "--device", "H100").stdout) == []
+
+
+def test_runs_show_and_logs_tell_the_story(finished_run):
+    runs = json.loads(invoke("runs", "--json").stdout)
+    assert runs[0]["id"] == finished_run["run_id"] and runs[0]["status"] == "finished"
+    best_id = runs[0]["best_candidate_id"]
+    story = json.loads(invoke("show", str(best_id), "--json").stdout)
+    assert story["candidate"]["code"] == HONEST and story["verdict"]["status"] == "passed"
+    assert "-        BLOCK = 64" in story["diff"] and "+        BLOCK = 1024" in story["diff"]
+    text = invoke("show", str(best_id)).output
+    assert "scale_add_kernel" in text and "diff against its parent" in text and "speedup" in text
+    calls = json.loads(invoke("logs", "--json", "--run", finished_run["run_id"][:5]).stdout)
+    assert {c["role"] for c in calls} == {"coder", "judge"} and all(c["prompt_tokens"] for c in calls)
+    assert "coder" in invoke("logs", "-m", "gpt-4o-mini").output
+
+
+def test_show_of_an_unknown_candidate_is_one_line():
+    result = CliRunner().invoke(main, ["show", "999"])
+    assert result.exit_code == 1 and "no candidate 999" in result.stderr
+
+
+def test_export_writes_a_module_that_works_without_forge(finished_run, tmp_path):
+    module_path = tmp_path / "scale_add_forge.py"
+    invoke("export", "scale_add", "-o", str(module_path))
+    script = f"""
+import importlib.util, json, sys
+sys.modules["forge"] = None            # forge is not importable here
+sys.modules["forge_sandbox"] = None
+import torch
+spec = importlib.util.spec_from_file_location("exported", {str(module_path)!r})
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+assert m.selftest(device="cpu", size="small")
+x, y = torch.randn(3000), torch.randn(3000)
+want = x * 2.0 + y
+assert torch.allclose(m.scale_add(x, y), want)
+assert torch.allclose(m.ModelNew(2.0)(x, y), want)
+compiled = torch.compile(m.scale_add, backend="aot_eager", fullgraph=True)
+assert torch.allclose(compiled(x, y), want)
+print(json.dumps(m.PROVENANCE))
+"""
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    provenance = json.loads(out.stdout.strip().splitlines()[-1])
+    assert provenance["task"] == "scale_add" and provenance["device"] == "cpu"
+    assert provenance["speedup"] == pytest.approx(finished_run["best_speedup"])
+    assert len(provenance["task_sha256"]) == 64 and provenance["forge_version"]
+
+
+def test_export_without_a_verified_kernel_is_one_line():
+    result = CliRunner().invoke(main, ["export", "nothing_here"])
+    assert result.exit_code == 1 and "no verified kernel" in result.stderr
+
+
+def test_db_path_is_under_forge_home(forge_home):
+    assert invoke("db", "path").stdout.strip() == str(forge_home / "forge.db")
