@@ -393,6 +393,17 @@ def export_command(task, output, device) -> None:
     )
 
 
+@main.command(name="report")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="report.html", show_default=True)
+def report_command(output) -> None:
+    """Write one static HTML page (offline): the leaderboard, speedup by round and each kernel's roofline."""
+    from forge.report import build_report
+
+    with open(output, "w") as f:
+        f.write(build_report(_store()))
+    console.print(f"wrote {output}", highlight=False)
+
+
 @main.group(name="db")
 def db_group() -> None:
     """forge's SQLite database."""
@@ -404,6 +415,14 @@ def db_path_command() -> None:
     from forge.config import db_path
 
     click.echo(db_path())
+
+
+@db_group.command(name="metadata")
+def db_metadata_command() -> None:
+    """Print the path of forge's Datasette metadata (canned queries: leaderboard, cost per task)."""
+    import os
+
+    click.echo(os.path.join(os.path.dirname(os.path.abspath(__file__)), "datasette_metadata.json"))
 
 
 if __name__ == "__main__":

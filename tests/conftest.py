@@ -54,3 +54,24 @@ def cpu_eval(candidate: str, task: str = "scale_add", **options):
 def gpu_eval(candidate: str, task: str = "scale_add", **options):
     opts = {"device": "cuda", "size": "default", "timeout": 300.0, **options}
     return evaluate(str(TASKS / f"{task}.py"), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
+
+
+@pytest.fixture
+def finished_run(forge_home):
+    """A scripted three-round `forge optimize` on the CPU: slow kernel, a cheat, then a faster kernel."""
+    import json
+
+    from click.testing import CliRunner
+
+    from fake_llm import FakeLLM, answer, judge_answer
+    from forge.cli import main
+
+    honest = (CANDIDATES / "honest_triton.py").read_text()
+    slow = honest.replace("BLOCK = 1024", "BLOCK = 64")
+    cheat = (CANDIDATES / "cheat_pytorch_only.py").read_text()
+    advice = judge_answer({"bottleneck": "launches", "evidence": "64 programs", "next_optimization": "BLOCK=1024"})
+    with FakeLLM(coder=[answer(slow), answer(cheat), answer(honest)], judge=[advice]) as server:
+        args = ["optimize", str(TASKS / "scale_add.py"), "--model", "gpt-4o-mini", "--base-url", server.base_url]
+        result = CliRunner().invoke(main, args + ["--device", "cpu", "--rounds", "3", "--patience", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout.strip().splitlines()[-1])

@@ -11,29 +11,16 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import CANDIDATES, TASKS
-from fake_llm import FakeLLM, answer, judge_answer
+from conftest import CANDIDATES
 from forge.cli import main
 
 HONEST = (CANDIDATES / "honest_triton.py").read_text()
-SLOW = HONEST.replace("BLOCK = 1024", "BLOCK = 64")
-CHEAT = (CANDIDATES / "cheat_pytorch_only.py").read_text()
-ADVICE = judge_answer({"bottleneck": "launches", "evidence": "64 programs", "next_optimization": "BLOCK=1024"})
 
 
 def invoke(*args: str):
     result = CliRunner().invoke(main, list(args))
     assert result.exit_code == 0, result.output
     return result
-
-
-@pytest.fixture
-def finished_run(forge_home):
-    with FakeLLM(coder=[answer(SLOW), answer(CHEAT), answer(HONEST)], judge=[ADVICE]) as server:
-        args = ["optimize", str(TASKS / "scale_add.py"), "--model", "gpt-4o-mini", "--base-url", server.base_url]
-        result = CliRunner().invoke(main, args + ["--device", "cpu", "--rounds", "3", "--patience", "3", "--json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def test_leaderboard_lists_the_best_verified_kernel_only(finished_run):
@@ -106,3 +93,16 @@ def test_export_without_a_verified_kernel_is_one_line():
 
 def test_db_path_is_under_forge_home(forge_home):
     assert invoke("db", "path").stdout.strip() == str(forge_home / "forge.db")
+
+
+def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_home):
+    import sqlite3
+
+    metadata = json.loads(open(invoke("db", "metadata").stdout.strip()).read())
+    queries = metadata["databases"]["forge"]["queries"]
+    assert {"leaderboard", "cost_per_task"} <= queries.keys()
+    conn = sqlite3.connect(forge_home / "forge.db")
+    board = conn.execute(queries["leaderboard"]["sql"]).fetchall()
+    assert len(board) == 1 and board[0][0] == "scale_add"
+    cost = conn.execute(queries["cost_per_task"]["sql"]).fetchall()
+    assert cost[0][0] == "scale_add" and cost[0][2] > 0

@@ -291,6 +291,10 @@ class _Pipeline:
             "blocks": blocks,
             "interleaved": True,
             "pool": pool_size,
+            # the task's declared work at the timed shape, for roofline figures
+            "flops": self.setup.get("flops"),
+            "bytes": self.setup.get("bytes") or self.output_bytes,
+            "bytes_declared": bool(self.setup.get("bytes")),
         }
         self._check_floor(cand_ms)
         v.speedup = _sig(ref_ms / cand_ms)
