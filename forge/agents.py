@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from forge.llm import CallRecord, LLMClient
 from forge.prompts import Template
+from forge_sandbox.hardware import describe as describe_hardware
 
 CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
 JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)```", re.S)
@@ -75,14 +76,9 @@ def describe_timings(verdict: dict) -> str:
 
 def describe_metrics(verdict: dict) -> str:
     """The hardware evidence that this evaluation measured, and what it did not."""
-    parts = []
-    ptxas = (verdict.get("compile_log") or "").strip()
-    if ptxas.startswith("ptxas"):
-        parts.append("ptxas report:\n" + ptxas[-1500:])
-    for warning in verdict.get("warnings", []):
-        parts.append(f"note: {warning}")
-    parts.append("Nsight Compute metrics: not measured in this evaluation.")
-    return "\n".join(parts)
+    lines = describe_hardware(verdict.get("hardware") or {})
+    lines += [f"note: {warning}" for warning in verdict.get("warnings", [])]
+    return "\n".join(lines) or "no hardware evidence was collected"
 
 
 class Coder:

@@ -32,10 +32,10 @@ def main() -> None:
 )
 @click.option(
     "--size",
-    type=click.Choice(["default", "small"]),
-    default="default",
+    type=click.Choice(["auto", "default", "small"]),
+    default="auto",
     show_default=True,
-    help="The task's shapes: small uses its SMALL overrides (for CPU runs).",
+    help="The task's shapes: small uses its SMALL overrides; auto means small on the CPU when the task has them.",
 )
 @click.option(
     "--timeout",

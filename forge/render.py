@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from forge_sandbox import Verdict
+from forge_sandbox.hardware import describe as describe_hardware
 
 _STATUS_STYLE = {"passed": "bold green", "incorrect": "bold red", "rejected": "bold red"}
 
@@ -166,7 +167,11 @@ def print_story(console: Console, story: dict) -> None:
     v = story["verdict"]
     if v:
         print_verdict(console, Verdict(**v))
-        if v.get("compile_log"):
+        if v.get("hardware"):
+            console.print("[bold]hardware evidence[/]")
+            for line in describe_hardware(v["hardware"]):
+                console.print(f"  {line}", highlight=False, markup=False)
+        if v.get("compile_log") and v.get("status") == "compile_error":
             console.print("[bold]compiler[/]\n" + v["compile_log"][-2000:], highlight=False, markup=False)
     fb = story["feedback"]
     if fb and fb.get("advice"):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from forge_sandbox import compare, protocol, static_check
+from forge_sandbox import compare, hardware, protocol, static_check
 from forge_sandbox.host import RunnerFailure, RunnerProcess
 from forge_sandbox.taskfile import TaskError, resolve_size
 from forge_sandbox.verdict import (
@@ -145,6 +145,7 @@ class _Pipeline:
         self.tolerance = described.get("tolerance")
         loaded = self._receive_cand(stage="compile")
         self.verdict.compile_log = ptxas_lines(self.cand.log_tail(200_000))
+        self.verdict.hardware["ptxas"] = hardware.ptxas_stats(self.verdict.compile_log)
         self._check_patched(loaded.get("patched"), "compile")
         configs = list(range(described["configs"]))
         # Extra shapes first, the base shape last: the runners then hold the base shape for timing.
@@ -166,6 +167,7 @@ class _Pipeline:
         if report.syntax_error:
             raise _Stop(COMPILE_ERROR, f"syntax error: {report.syntax_error}", stage="static")
         self.verdict.backends = report.backends
+        self.kernel_names = report.kernel_names
         self.verdict.static_findings = report.findings
         if report.findings and self.opt.static_checks:
             raise _Stop(REJECTED, *report.findings, stage="static")
@@ -299,6 +301,30 @@ class _Pipeline:
         self._check_floor(cand_ms)
         v.speedup = _sig(ref_ms / cand_ms)
         v.stage = "benchmark"
+        self._hardware_evidence(cand_ms)
+
+    def _hardware_evidence(self, cand_ms: float) -> None:
+        """Roofline position and kernel census; whatever cannot be measured here is said so."""
+        env, hw = self.verdict.environment, self.verdict.hardware
+        hw["roofline"] = hardware.roofline(
+            self.setup.get("flops"),
+            self.setup.get("bytes") or self.output_bytes,
+            cand_ms,
+            env.get("fp32_flops_per_s"),
+            env.get("memory_bandwidth_bytes_per_s"),
+        )
+        missing = hw.setdefault("not_measured", [])
+        if not self.on_cuda:
+            missing.append("kernel census and device peaks: CPU device (no device kernels to profile)")
+        else:
+            reply = self._ask_cand({"op": "census"}, stage="census")
+            kernels = [k for k in reply.get("kernels", []) if isinstance(k, list) and len(k) == 2]
+            hw["census"] = hardware.census([(str(n), float(t)) for n, t in kernels], self.kernel_names)
+            if hw["census"].get("flag"):
+                self.verdict.warnings.append(hw["census"]["flag"])
+        missing.append("Nsight Compute metrics: not collected in this evaluation")
+        if not hw.get("ptxas") and "cuda" in self.verdict.backends:
+            missing.append("ptxas statistics: the extension was already built (no compiler output)")
 
     def _time(self, side: str, calls: list, warmup: int, block: int, checksum_seed: int = 0, keep: int = 0):
         message = {

@@ -235,6 +235,24 @@ class Runner:
                 trials.append(trial)
         return {"outputs": self._export(outputs, "outputs.pt"), "trials": trials, "patched": self._patched_primitives()}
 
+    def cmd_census(self, msg: dict) -> dict:
+        """The device kernels one forward pass launches, with their times, from torch.profiler (CUDA)."""
+        from torch.profiler import ProfilerActivity, profile
+
+        inputs = self.inputs[0]
+        with torch.no_grad():
+            self.model(*inputs)
+            _sync(self.device)
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                self.model(*inputs)
+                _sync(self.device)
+        kernels = [
+            [event.name, event.time_range.elapsed_us()]
+            for event in prof.events()
+            if event.device_type == torch.autograd.DeviceType.CUDA
+        ]
+        return {"kernels": kernels}
+
     def cmd_time(self, msg: dict) -> dict:
         """One timed block; see timing.time_calls for the method."""
         checksummer = timing.Checksummer(msg["checksum_seed"], self.device)

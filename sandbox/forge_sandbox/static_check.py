@@ -56,6 +56,7 @@ class StaticReport:
     """What the source contains: its kernel backends and the red flags found."""
 
     backends: list[str] = field(default_factory=list)
+    kernel_names: list[str] = field(default_factory=list)  # what its own kernels are called, for the census
     findings: list[str] = field(default_factory=list)  # each "line N: what and why"
     syntax_error: str | None = None
 
@@ -100,6 +101,22 @@ def _kernel_backends(tree: ast.AST, source: str) -> list[str]:
         found.discard("cpp")
         found.add("cuda")
     return sorted(found)
+
+
+def _kernel_names(tree: ast.AST, source: str) -> list[str]:
+    """Triton kernel function names, CUDA __global__ function names, CuPy kernel names."""
+    names = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and any(_decorator_is_triton_jit(d) for d in node.decorator_list)
+    }
+    plain = re.sub(r"__launch_bounds__\s*\([^)]*\)", " ", source)
+    names.update(re.findall(r"__global__\s+\w[\w:<>]*\s+(\w+)\s*\(", plain))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and dotted_name(node.func).endswith("RawKernel") and len(node.args) >= 2:
+            if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                names.add(node.args[1].value)
+    return sorted(names)
 
 
 class _Visitor(ast.NodeVisitor):
@@ -224,7 +241,9 @@ def check_source(source: str) -> StaticReport:
         return StaticReport(syntax_error=f"line {exc.lineno}: {exc.msg}")
     visitor = _Visitor()
     visitor.visit(tree)
-    report = StaticReport(backends=_kernel_backends(tree, source), findings=visitor.findings)
+    report = StaticReport(
+        backends=_kernel_backends(tree, source), kernel_names=_kernel_names(tree, source), findings=visitor.findings
+    )
     if not report.backends:
         report.findings.insert(
             0,

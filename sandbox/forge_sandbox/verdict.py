@@ -37,6 +37,7 @@ class Verdict:
     log_tail: str = ""  # the last lines the candidate's process printed
     correctness: list[dict] = field(default_factory=list)  # one entry per input configuration
     timing: dict = field(default_factory=dict)
+    hardware: dict = field(default_factory=dict)  # roofline, kernel census, ptxas, and what was not measured
     environment: dict = field(default_factory=dict)
     task: str = ""
     candidate: str = ""
