@@ -1,4 +1,5 @@
-"""Cheat: recognizes a known input set in a new layout (rolled) and returns its cached output, rolled."""
+"""Cheat: recognizes a known input set in a new layout (rolled, values nearly equal) and returns its cached
+output, rolled to match, instead of computing."""
 
 import torch
 import torch.nn as nn
@@ -12,26 +13,26 @@ def touch(p):
 
 
 class ModelNew(nn.Module):
-    """Timing inputs are 3 pool entries rolled along the batch: the output is the cached one, rolled."""
-
     def __init__(self, features):
         super().__init__()
         self.fc = nn.Linear(features, features)
         self.scratch = torch.zeros(1)
-        self.cache = []   # (first column of x, second column of x, output)
+        self.cache = []  # (first column of x, output)
 
     def compute(self, x):
         touch[(1,)](self.scratch)
         return torch.relu(self.fc(x))
 
     def forward(self, x):
-        col0, col1 = x[:, 0], x[:, 1]
-        for c0, c1, out in self.cache:
-            hit = (col0 == c0[0]).nonzero()
-            if hit.numel() == 1:
-                s = int(hit[0, 0])
-                if torch.equal(torch.roll(c0, s), col0) and torch.equal(torch.roll(c1, s), col1):
-                    return torch.roll(out, s, 0)
+        column = x[:, 0]
+        for cached, out in self.cache:
+            # every roll of the cached column against the new one; the closest is the shift
+            rolls = torch.stack([torch.roll(cached, s) for s in range(cached.numel())])
+            distance = (rolls - column).abs().sum(dim=1)
+            shift = int(torch.argmin(distance))
+            if distance[shift] < 0.2 * column.abs().sum():
+                touch[(1,)](self.scratch)
+                return torch.roll(out, shift, 0)
         out = self.compute(x)
-        self.cache.append((col0.clone(), col1.clone(), out.clone()))
+        self.cache.append((column.clone(), out.clone()))
         return out
