@@ -15,10 +15,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import secrets
 import shutil
 import stat
-import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from forge_sandbox import compare, hardware, protocol, static_check
+from forge_sandbox.benchmark_stage import BenchmarkStage
 from forge_sandbox.host import RunnerFailure, RunnerProcess
 from forge_sandbox.taskfile import TaskError, resolve_size
 from forge_sandbox.verdict import (
@@ -36,7 +35,9 @@ from forge_sandbox.verdict import (
     REJECTED,
     RUNTIME_ERROR,
     TIMEOUT,
+    Stop,
     Verdict,
+    draw_seed,
 )
 
 
@@ -50,20 +51,6 @@ class EvalOptions:
     blocks: int | None = None  # interleaved timing blocks per side; default 5 on CUDA, 2 on CPU
     block_budget_s: float | None = None  # time budget per block; default 0.2 s CUDA, 0.1 s CPU
     static_checks: bool = True  # off only in tests that show the runtime defenses alone
-
-
-class _Stop(Exception):
-    """Ends the pipeline with a verdict."""
-
-    def __init__(self, status: str, *reasons: str, stage: str = "") -> None:
-        super().__init__(status)
-        self.status = status
-        self.reasons = [r for r in reasons if r]
-        self.stage = stage
-
-
-def _seed() -> int:
-    return secrets.randbits(62)
 
 
 def _workdir_root() -> str | None:
@@ -90,13 +77,13 @@ def evaluate(
     runners: list[RunnerProcess] = []
     try:
         _Pipeline(task_path, candidate_path, options, verdict, workdir, runners, task_source).run()
-    except _Stop as stop:
+    except Stop as stop:
         _stop_verdict(verdict, stop)
     except TaskError:
         raise
     except Exception as exc:  # data from the candidate's side that the host could not use
         reason = f"the evaluation could not use what the candidate's process sent ({type(exc).__name__}: {exc})"
-        _stop_verdict(verdict, _Stop(REJECTED, reason[:500], stage=verdict.stage or "unknown"))
+        _stop_verdict(verdict, Stop(REJECTED, reason[:500], stage=verdict.stage or "unknown"))
     finally:
         for runner in runners:
             runner.close()
@@ -105,14 +92,14 @@ def evaluate(
     return verdict
 
 
-def _stop_verdict(verdict: Verdict, stop: _Stop) -> None:
+def _stop_verdict(verdict: Verdict, stop: Stop) -> None:
     verdict.status = stop.status
     verdict.reasons = stop.reasons + verdict.reasons
     verdict.stage = stop.stage
     verdict.speedup = None
 
 
-class _Pipeline:
+class _Pipeline(BenchmarkStage):
     def __init__(self, task_path, candidate_path, options, verdict, workdir, runners, task_source) -> None:
         self.task = os.path.abspath(task_path)
         self.task_source = task_source
@@ -158,25 +145,25 @@ class _Pipeline:
             with open(self.candidate) as f:
                 return f.read()
         except OSError as exc:
-            raise _Stop(REJECTED, f"cannot read the candidate: {exc.strerror}", stage="static") from None
+            raise Stop(REJECTED, f"cannot read the candidate: {exc.strerror}", stage="static") from None
         except UnicodeDecodeError:
-            raise _Stop(REJECTED, "the candidate is not UTF-8 text", stage="static") from None
+            raise Stop(REJECTED, "the candidate is not UTF-8 text", stage="static") from None
 
     def _static(self, source: str) -> None:
         report = static_check.check_source(source)
         if report.syntax_error:
-            raise _Stop(COMPILE_ERROR, f"syntax error: {report.syntax_error}", stage="static")
+            raise Stop(COMPILE_ERROR, f"syntax error: {report.syntax_error}", stage="static")
         self.verdict.backends = report.backends
         self.kernel_names = report.kernel_names
         self.verdict.static_findings = report.findings
         if report.findings and self.opt.static_checks:
-            raise _Stop(REJECTED, *report.findings, stage="static")
+            raise Stop(REJECTED, *report.findings, stage="static")
 
     def _verify(self, config: int) -> None:
         seeds = {
-            "init_seed": _seed(),
-            "verify_seeds": [_seed() for _ in range(self.opt.trials)],
-            "pool_seeds": [_seed() for _ in range(self.opt.pool)],
+            "init_seed": draw_seed(),
+            "verify_seeds": [draw_seed() for _ in range(self.opt.trials)],
+            "pool_seeds": [draw_seed() for _ in range(self.opt.pool)],
         }
         setup = self._ask_ref(
             {
@@ -207,7 +194,7 @@ class _Pipeline:
         actual = self._load_candidate_tensors(reply.get("outputs"), "verify")
         trials = reply.get("trials") or []
         if not isinstance(actual, list) or len(actual) != len(expected) or len(trials) != len(expected):
-            raise _Stop(REJECTED, "the candidate's runner returned the wrong number of outputs", stage="verify")
+            raise Stop(REJECTED, "the candidate's runner returned the wrong number of outputs", stage="verify")
         record = {"config": config, "overrides": setup.get("overrides", {}), "trials": len(expected)}
         self.verdict.correctness.append(record)
         for i, (want, got, trial) in enumerate(zip(expected, actual, trials)):
@@ -217,237 +204,27 @@ class _Pipeline:
                 record[key] = max(record.get(key, 0), value)
             if not ok:
                 where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {i + 1}"
-                raise _Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+                raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
 
     def _check_trial(self, trial: dict, index: int) -> None:
         if not isinstance(trial, dict):
-            raise _Stop(REJECTED, "malformed trial report", stage="verify")
+            raise Stop(REJECTED, "malformed trial report", stage="verify")
         if trial.get("launches") == 0:
-            raise _Stop(
+            raise Stop(
                 REJECTED, "no custom kernel was launched during forward: the work was done by PyTorch", stage="verify"
             )
         if trial.get("threads_started", 0) > 0:
-            raise _Stop(REJECTED, "forward left a thread running: work outside the call is not allowed", stage="verify")
+            raise Stop(REJECTED, "forward left a thread running: work outside the call is not allowed", stage="verify")
         if trial.get("inputs_changed"):
-            raise _Stop(
+            raise Stop(
                 REJECTED,
                 f"forward modified its input(s) {trial['inputs_changed']}: inputs must stay unchanged",
                 stage="verify",
             )
         if trial.get("exact_tensor") is False:
-            raise _Stop(INCORRECT, f"output is a {trial.get('output_type')}, not a plain torch.Tensor", stage="verify")
+            raise Stop(INCORRECT, f"output is a {trial.get('output_type')}, not a plain torch.Tensor", stage="verify")
         if trial.get("storage_ok") is False:
-            raise _Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
-
-    def _benchmark(self) -> None:
-        cuda = self.on_cuda
-        blocks = self.opt.blocks or (5 if cuda else 3)
-        budget = self.opt.block_budget_s or (0.2 if cuda else 0.1)
-        pool_size = self.opt.pool
-        shift_range = 1 << 20
-
-        def schedule(n: int) -> list:
-            return [[secrets.randbelow(pool_size), 1 + secrets.randbelow(shift_range), _seed()] for _ in range(n)]
-
-        # Warm up both (JIT compiles happen here), then size the blocks. The reference's
-        # own times are trusted; for the candidate only the host's clock counts, so that a
-        # candidate cannot shrink the blocks by claiming to be slow.
-        for side in ("reference", "candidate"):
-            self._time(side, schedule(1), warmup=3, block=-1)
-        probe = schedule(5)
-        ref, ref_wall = self._time("reference", probe, warmup=0, block=-2)
-        ref_est = statistics.median(ref["times_ms"])
-        ref_overhead_per_call = max(0.0, ref_wall * 1e3 - sum(ref["times_ms"])) / len(probe)
-        _, cand_wall = self._time("candidate", probe, warmup=0, block=-2)
-        cand_est = cand_wall * 1e3 / len(probe) - ref_overhead_per_call
-        per_call_ms = max(ref_est, cand_est, 1e-3)
-        lo, hi = (10, 1000) if cuda else (5, 50)
-        n = int(min(hi, max(lo, budget * 1e3 / per_call_ms)))
-        keep = min(2, n)
-        ref_times, cand_times = [], []
-        clock_blocks = []  # per block: (candidate's reported ms, reference's overhead ms, candidate's overhead ms)
-        for b in range(blocks):
-            calls = schedule(n)
-            seed = _seed()
-            ref, ref_wall = self._time("reference", calls, warmup=2, block=b, checksum_seed=seed, keep=keep)
-            cand, cand_wall = self._time("candidate", calls, warmup=2, block=b, checksum_seed=seed, keep=keep)
-            self._check_timed_outputs(ref, cand, n, keep)
-            ref_times += ref["times_ms"]
-            cand_times += cand["times_ms"]
-            clock_blocks.append(
-                (
-                    sum(cand["times_ms"]),
-                    ref_wall * 1e3 - sum(ref["times_ms"]),
-                    cand_wall * 1e3 - sum(cand["times_ms"]),
-                )
-            )
-        self._check_host_clock(clock_blocks, n)
-        self._check_plausible(cand_times)
-        ref_ms, cand_ms = statistics.median(ref_times), statistics.median(cand_times)
-        v = self.verdict
-        v.reference_ms, v.candidate_ms = _sig(ref_ms), _sig(cand_ms)
-        v.reference_iqr_ms, v.candidate_iqr_ms = _iqr(ref_times), _iqr(cand_times)
-        v.timing = {
-            "method": "cuda events, device-wide sync, L2 flushed" if cuda else "host clock, cache flushed",
-            "calls_per_block": n,
-            "blocks": blocks,
-            "interleaved": True,
-            "pool": pool_size,
-            # the task's declared work at the timed shape, for roofline figures
-            "flops": self.setup.get("flops"),
-            "bytes": self.setup.get("bytes") or self.output_bytes,
-            "bytes_declared": bool(self.setup.get("bytes")),
-        }
-        self._check_floor(cand_ms)
-        v.speedup = _sig(ref_ms / cand_ms)
-        v.stage = "benchmark"
-        self._hardware_evidence(cand_ms)
-
-    def _hardware_evidence(self, cand_ms: float) -> None:
-        """Roofline position and kernel census; whatever cannot be measured here is said so."""
-        env, hw = self.verdict.environment, self.verdict.hardware
-        hw["roofline"] = hardware.roofline(
-            self.setup.get("flops"),
-            self.setup.get("bytes") or self.output_bytes,
-            cand_ms,
-            env.get("fp32_flops_per_s"),
-            env.get("memory_bandwidth_bytes_per_s"),
-        )
-        missing = hw.setdefault("not_measured", [])
-        if not self.on_cuda:
-            missing.append("kernel census and device peaks: CPU device (no device kernels to profile)")
-        else:
-            reply = self._ask_cand({"op": "census"}, stage="census")
-            kernels = [k for k in reply.get("kernels", []) if isinstance(k, list) and len(k) == 2]
-            hw["census"] = hardware.census([(str(n), float(t)) for n, t in kernels], self.kernel_names)
-            if hw["census"].get("flag"):
-                self.verdict.warnings.append(hw["census"]["flag"])
-        missing.append("Nsight Compute metrics: not collected in this evaluation")
-        if not hw.get("ptxas") and "cuda" in self.verdict.backends:
-            missing.append("ptxas statistics: the extension was already built (no compiler output)")
-
-    def _time(self, side: str, calls: list, warmup: int, block: int, checksum_seed: int = 0, keep: int = 0):
-        message = {
-            "op": "time",
-            "calls": calls,
-            "warmup": warmup,
-            "block": block,
-            "checksum_seed": checksum_seed,
-            "keep_last": keep,
-        }
-        runner = self.ref if side == "reference" else self.cand
-        try:
-            reply, wall = runner.request(message, self.opt.timeout)
-        except RunnerFailure as failure:
-            raise self._runner_stop(failure, side, "benchmark") from None
-        if not reply["ok"]:
-            if side == "reference":
-                raise TaskError(f"{self.task}: the reference failed while timed: {reply.get('error')}")
-            raise self._error_stop(reply, "benchmark")
-        times = reply.get("times_ms")
-        if not (
-            isinstance(times, list)
-            and len(times) == len(calls)
-            and all(isinstance(t, (int, float)) and t >= 0 for t in times)
-        ):
-            raise _Stop(REJECTED, "the candidate's runner reported malformed timings", stage="benchmark")
-        if side == "candidate":
-            self._check_patched(reply.get("patched"), "benchmark")
-            if reply.get("threads_started", 0) > 0:
-                raise _Stop(REJECTED, "a thread was left running during timing", stage="benchmark")
-        return reply, wall
-
-    def _check_timed_outputs(self, ref: dict, cand: dict, n: int, keep: int) -> None:
-        sums = cand.get("checksums")
-        if not isinstance(sums, list) or len(sums) != n:
-            raise _Stop(REJECTED, "the candidate's runner reported malformed checksums", stage="benchmark")
-        rel_norm = compare.Tolerance.for_output(self.output_dtype, self.tolerance).rel_norm
-        for i, (want, got) in enumerate(zip(ref["checksums"], sums)):
-            problem = compare.compare_checksums(want, got, rel_norm)
-            if problem:
-                raise _Stop(
-                    INCORRECT,
-                    f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)",
-                    stage="benchmark",
-                )
-        expected = protocol.load_tensors(ref["payload"])
-        actual = self._load_candidate_tensors(cand.get("kept_outputs"), "benchmark")
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            raise _Stop(
-                REJECTED, "the candidate's runner returned the wrong number of timed outputs", stage="benchmark"
-            )
-        for want, got in zip(expected, actual):
-            ok, reason, _ = compare.compare_outputs(want, got, self.tolerance)
-            if not ok:
-                raise _Stop(INCORRECT, f"an output produced while timed is wrong: {reason}", stage="benchmark")
-
-    def _check_host_clock(self, blocks: list, n: int) -> None:
-        """The runner's times must add up with what the host's own clock saw.
-
-        Outside its timed calls the candidate's runner does the same work as the
-        reference's (staging, flush, checksums), so in each block the host's
-        wall time minus the reported times should match the reference's. Time
-        the host saw that the reported calls do not explain means the reports
-        are too low: patched clocks, or work hidden from the timer. The median
-        over blocks is judged, so that one scheduling hiccup on a busy machine
-        does not condemn an honest kernel, while a liar is caught in every block.
-        """
-        # noise allowance: a share of the reported time and of the reference's overhead, a
-        # little per call, a little per block (more on a CPU, where the cores are shared)
-        share, per_call_ms, per_block_ms = (0.25, 0.02, 10.0) if self.on_cuda else (1.0, 5.0, 100.0)
-        excess = []
-        for reported, ref_overhead, cand_overhead in blocks:
-            unexplained = cand_overhead - ref_overhead
-            allowance = share * (reported + max(ref_overhead, 0.0)) + per_call_ms * n + per_block_ms
-            excess.append((unexplained - allowance, unexplained, reported))
-        worst_typical = sorted(excess)[len(excess) // 2]
-        if worst_typical[0] > 0:
-            raise _Stop(
-                REJECTED,
-                f"the reported times do not add up: in a typical block the host's clock saw "
-                f"{worst_typical[1]:.1f} ms more than the candidate's {worst_typical[2]:.1f} ms of timed calls "
-                "explain (patched clock or hidden work)",
-                stage="benchmark",
-            )
-
-    def _check_plausible(self, cand_times: list) -> None:
-        """Reported times must be physical and not piled onto a few calls to move the median.
-
-        The host's clock bounds the candidate's *total*; a runner that reports the
-        right total but tiny times for most calls would still fake the median.
-        Honest timings, flushed caches and all, have a mean close to their median.
-        """
-        median, mean = statistics.median(cand_times), statistics.fmean(cand_times)
-        if median <= 1e-6:
-            raise _Stop(REJECTED, f"the reported times are not physical (median {median:g} ms)", stage="benchmark")
-        limit = 2.0 if self.on_cuda else 3.0
-        if mean > limit * median:
-            raise _Stop(
-                REJECTED,
-                f"the reported times are implausibly skewed (mean {mean:.4g} ms, median {median:.4g} ms): "
-                "time was moved between calls",
-                stage="benchmark",
-            )
-
-    def _check_floor(self, cand_ms: float) -> None:
-        env = self.verdict.environment
-        bandwidth = env.get("memory_bandwidth_bytes_per_s")
-        nbytes = self.setup.get("bytes") or self.output_bytes  # at least the output must be written
-        if not self.on_cuda or not bandwidth or not nbytes:
-            self.verdict.warnings.append(
-                "physical floor not checked: " + ("CPU device" if not self.on_cuda else "no bandwidth or byte count")
-            )
-            return
-        floor_ms = nbytes / bandwidth * 1e3
-        if cand_ms < 0.8 * floor_ms:
-            raise _Stop(
-                REJECTED,
-                f"{cand_ms:.4f} ms is below the physical floor of {floor_ms:.4f} ms "
-                f"({nbytes / 1e6:.1f} MB at {bandwidth / 1e9:.0f} GB/s): the work was not all timed",
-                stage="benchmark",
-            )
-
-    # -- runner plumbing ----------------------------------------------------------
+            raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
     def _start(self, role: str) -> RunnerProcess:
         runner = RunnerProcess(role, os.path.join(self.workdir, role), self.opt.device)
@@ -481,25 +258,25 @@ class _Pipeline:
             raise self._error_stop(reply, stage)
         return reply
 
-    def _error_stop(self, reply: dict, stage: str) -> _Stop:
+    def _error_stop(self, reply: dict, stage: str) -> Stop:
         kind = reply.get("kind")
         self.verdict.log_tail = self.cand.log_tail()
         if kind == "compile":
             # With a verbose build the compiler's output is in the log, not in the exception.
             self.verdict.compile_log = (str(reply.get("detail", "")) + "\n" + self.cand.log_tail(20_000)).strip()
             summary = _compiler_error_line(self.verdict.compile_log) or reply.get("error")
-            return _Stop(COMPILE_ERROR, f"compile failed: {summary}", stage=stage)
+            return Stop(COMPILE_ERROR, f"compile failed: {summary}", stage=stage)
         if kind == "oom":
-            return _Stop(RUNTIME_ERROR, f"out of memory: {reply.get('error')}", stage=stage)
+            return Stop(RUNTIME_ERROR, f"out of memory: {reply.get('error')}", stage=stage)
         where = {"compile": "while loading", "verify": "while verifying", "benchmark": "while timed"}.get(stage, stage)
-        return _Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}", _traceback_hint(reply), stage=stage)
+        return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}", _traceback_hint(reply), stage=stage)
 
-    def _runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> _Stop:
+    def _runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> Stop:
         if side == "reference":
             # The candidate's process runs beside the reference's from the start and could
             # signal or starve it; a task whose reference dies on its own shows up in
             # `forge tasks --lint`, which runs no candidate.
-            return _Stop(
+            return Stop(
                 CRASHED,
                 f"the reference process failed while the candidate's was running ({failure.message}); "
                 "if the task's reference crashes on its own, `forge tasks --lint` shows it",
@@ -507,29 +284,29 @@ class _Pipeline:
             )
         self.verdict.log_tail = failure.log_tail
         if failure.kind == "timeout":
-            return _Stop(TIMEOUT, f"{stage}: {failure.message}; the process group was killed", stage=stage)
+            return Stop(TIMEOUT, f"{stage}: {failure.message}; the process group was killed", stage=stage)
         if failure.kind == "protocol":
-            return _Stop(REJECTED, f"{stage}: {failure.message}", stage=stage)
+            return Stop(REJECTED, f"{stage}: {failure.message}", stage=stage)
         tail = _last_line(failure.log_tail)
-        return _Stop(CRASHED, f"{stage}: {failure.message}", f"last output: {tail}" if tail else "", stage=stage)
+        return Stop(CRASHED, f"{stage}: {failure.message}", f"last output: {tail}" if tail else "", stage=stage)
 
     def _load_candidate_tensors(self, path, stage: str):
         expected_dir = os.path.join(self.workdir, "candidate")
         if not isinstance(path, str) or os.path.dirname(os.path.abspath(path)) != expected_dir:
-            raise _Stop(REJECTED, "the candidate's runner named an output file outside its workdir", stage=stage)
+            raise Stop(REJECTED, "the candidate's runner named an output file outside its workdir", stage=stage)
         try:
             return protocol.load_tensors(_read_regular_file(path, MAX_OUTPUT_BYTES))
         except _UnsafeFile as exc:
-            raise _Stop(REJECTED, f"the candidate's output file is unusable: {exc}", stage=stage) from None
+            raise Stop(REJECTED, f"the candidate's output file is unusable: {exc}", stage=stage) from None
         except Exception as exc:
             first = (str(exc).splitlines() or [""])[0][:200]
-            raise _Stop(
+            raise Stop(
                 INCORRECT, f"the outputs are not plain tensors (could not load them safely: {first})", stage=stage
             ) from None
 
     def _check_patched(self, patched, stage: str) -> None:
         if patched:
-            raise _Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, patched))}", stage=stage)
+            raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, patched))}", stage=stage)
 
 
 MAX_OUTPUT_BYTES = 16 * 2**30
@@ -557,18 +334,6 @@ def _read_regular_file(path: str, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-def _iqr(values: list) -> float | None:
-    if len(values) < 4:
-        return None
-    q = statistics.quantiles(values, n=4)
-    return _sig(q[2] - q[0])
-
-
-def _sig(x: float) -> float:
-    """Six significant figures: enough for any timing, without float noise in the JSON."""
-    return float(f"{x:.6g}")
 
 
 def _last_line(text: str) -> str:

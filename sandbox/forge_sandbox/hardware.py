@@ -89,7 +89,10 @@ def _bound(r: dict, ms: float, peak_flops, peak_bw) -> tuple[str, str]:
     if ms < LAUNCH_BOUND_MS:
         return "launch overhead", f"{ms * 1e3:.1f} us per call: launch and synchronization dominate"
     if r.get("tensor_cores_likely"):
-        return "compute", f"{r['flops_per_s'] / 1e12:.3g} TFLOP/s is past the fp32 non-tensor peak: tensor cores at work"
+        return (
+            "compute",
+            f"{r['flops_per_s'] / 1e12:.3g} TFLOP/s is past the fp32 non-tensor peak: tensor cores at work",
+        )
     if r["sol_pct"] is None:
         return "unknown", "the device's peaks or the task's work are unknown"
     if r["sol_pct"] < 30:

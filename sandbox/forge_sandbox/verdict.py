@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import asdict, dataclass, field
 
 PASSED = "passed"
@@ -49,3 +50,18 @@ class Verdict:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class Stop(Exception):
+    """Ends the pipeline with a verdict."""
+
+    def __init__(self, status: str, *reasons: str, stage: str = "") -> None:
+        super().__init__(status)
+        self.status = status
+        self.reasons = [r for r in reasons if r]
+        self.stage = stage
+
+
+def draw_seed() -> int:
+    """A seed the candidate cannot predict, drawn on the host."""
+    return secrets.randbits(62)
