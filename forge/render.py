@@ -27,6 +27,10 @@ def print_verdict(console: Console, v: Verdict) -> None:
             f"  candidate {_ms(v.candidate_ms, v.candidate_iqr_ms)}   eager PyTorch {_ms(v.reference_ms, v.reference_iqr_ms)}"
         )
         console.print(f"  speedup [bold]{v.speedup:.3f}x[/] over eager PyTorch ({v.timing.get('method', '')})")
+    if v.status == "passed":
+        for line in describe_hardware(v.hardware)[:2]:  # the roofline and the census
+            if not line.startswith(("ptxas", "not measured")):
+                console.print(f"  {line}", highlight=False, markup=False)
     for warning in v.warnings:
         console.print(f"  [dim]note: {warning}[/]", markup=True)
     env = v.environment
