@@ -11,7 +11,6 @@ from forge.llm import CallRecord, LLMClient
 from forge.prompts import Template
 from forge_sandbox.hardware import describe as describe_hardware
 
-CODE_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
 JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)```", re.S)
 
 
@@ -30,12 +29,33 @@ class OptimizeAdvice(BaseModel):
     next_optimization: str
 
 
+FENCE = re.compile(r"^\s*```\s*([\w+.-]*)\s*$")
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """Fenced blocks as (language tag, body), read line by line so that any tag pairs correctly."""
+    blocks, lang, body = [], None, []
+    for line in (text or "").splitlines():
+        fence = FENCE.match(line)
+        if lang is None and fence:
+            lang, body = fence.group(1).lower(), []
+        elif lang is not None and fence and not fence.group(1):
+            blocks.append((lang, "\n".join(body)))
+            lang = None
+        elif lang is not None:
+            body.append(line)
+    return blocks
+
+
 def extract_code(text: str) -> str | None:
-    """The candidate file in an answer: the last code block that defines ModelNew (else the longest)."""
-    blocks = [b.strip("\n") for b in CODE_BLOCK.findall(text or "")]
-    with_model = [b for b in blocks if "ModelNew" in b]
-    if with_model:
-        return with_model[-1] + "\n"
+    """The candidate file in an answer: the last Python block that defines ``class ModelNew``.
+
+    Answers often carry other blocks too (the CUDA source on its own, a usage
+    example): only a block that defines the class is a candidate file.
+    """
+    for lang, body in reversed(code_blocks(text)):
+        if lang in ("python", "py", "python3", "") and re.search(r"^class\s+ModelNew\b", body, re.M):
+            return body.strip("\n") + "\n"
     return None
 
 

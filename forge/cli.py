@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -163,7 +164,9 @@ def _settings(
     retries,
 ):
     from forge.config import OptimizeSettings, resolve_llm
+    from forge.llm import price_table
 
+    price_table()  # a malformed prices.json fails here, before a run is created
     coder = resolve_llm(model, base_url, timeout_s=llm_timeout, max_retries=retries)
     judge = resolve_llm(
         judge_model or coder.model, base_url or coder.base_url, timeout_s=llm_timeout, max_retries=retries
@@ -210,7 +213,16 @@ def optimize_command(task, resume_id, as_json, **options) -> None:
             options.update(
                 model=saved["coder"]["model"], judge_model=saved["judge"]["model"], base_url=saved["coder"]["base_url"]
             )
-            options.update({k: saved[k] for k in ("backend", "device", "size", "rounds", "candidates", "patience")})
+            options.update({k: saved[k] for k in ("backend", "device", "rounds", "candidates", "patience")})
+            # Everything the run started with: its limits, timeouts, and the size it resolved to.
+            options.update(
+                size=run["size"] if run["size"] not in (None, "auto") else saved["size"],
+                max_cost=saved.get("max_cost_usd"),
+                max_time=saved.get("max_time_s"),
+                eval_timeout=saved.get("eval_timeout_s", options["eval_timeout"]),
+                llm_timeout=saved["coder"].get("timeout_s", options["llm_timeout"]),
+                retries=saved["coder"].get("max_retries", options["retries"]),
+            )
             check_device(options["device"])
             optimizer = Optimizer.resume(store, run["id"], _settings(**options), display)
         else:
@@ -223,7 +235,11 @@ def optimize_command(task, resume_id, as_json, **options) -> None:
         display.close()
         run_id = optimizer.run_id if optimizer is not None else "RUN"
         click.echo(f"interrupted; continue with: forge optimize --resume {run_id}", err=True)
-        sys.exit(130)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # LLM requests still in flight would hold the exit for minutes; everything that
+        # finished is already in the database.
+        os._exit(130)
     finally:
         display.close()
     if as_json:
@@ -325,7 +341,9 @@ def leaderboard_command(task, device, as_json, as_csv, as_markdown) -> None:
 
 
 @main.command(name="runs")
-@click.option("-n", "limit", type=int, default=20, show_default=True, help="How many runs, newest first.")
+@click.option(
+    "-n", "limit", type=click.IntRange(1, 10**6), default=20, show_default=True, help="How many runs, newest first."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def runs_command(limit, as_json) -> None:
     """List optimization runs, newest first: task, model, status, best speedup, cost."""
@@ -338,7 +356,7 @@ def runs_command(limit, as_json) -> None:
 
 
 @main.command(name="show")
-@click.argument("candidate_id", type=int)
+@click.argument("candidate_id", type=click.IntRange(0, 2**62))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def show_command(candidate_id, as_json) -> None:
     """One candidate: its source, the diff against its parent, verdict, timings and the judge's feedback."""
@@ -357,7 +375,9 @@ def show_command(candidate_id, as_json) -> None:
 @main.command(name="logs")
 @click.option("--run", "run_id", help="Only this run (its id or a prefix).")
 @click.option("-m", "--model", help="Only this model.")
-@click.option("-n", "limit", type=int, default=20, show_default=True, help="How many calls, newest first.")
+@click.option(
+    "-n", "limit", type=click.IntRange(1, 10**6), default=20, show_default=True, help="How many calls, newest first."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (with the full responses).")
 def logs_command(run_id, model, limit, as_json) -> None:
     """The LLM calls on record, newest first, with tokens, cost and duration."""

@@ -12,6 +12,7 @@ task's reference.
 from __future__ import annotations
 
 import json
+import keyword
 import re
 
 from forge import __version__
@@ -32,13 +33,22 @@ def choose(store: Store, task: str, device: str | None = None) -> dict:
     if len({(r["device"], r["torch"]) for r in rows}) > 1 and device is None:
         devices = ", ".join(sorted({r["device"] for r in rows}))
         raise ExportError(f"task {task!r} has winners on several devices ({devices}): pick one with --device")
-    return rows[0]
+    # Several rows on one device mean the task file changed between runs: its latest version wins.
+    return max(rows, key=lambda r: r["evaluated_at"] or "")
+
+
+def export_name(task: str) -> str:
+    """A Python identifier for the task's function and custom op (KernelBench names start with a digit)."""
+    name = re.sub(r"\W", "_", task).strip("_") or "kernel"
+    if not name.isidentifier() or keyword.iskeyword(name):
+        name = "k_" + name
+    return name
 
 
 def render_module(store: Store, row: dict) -> str:
     candidate = store.candidate(row["candidate_id"])
     task = store.db["tasks"].get(row["task_id"])
-    name = re.sub(r"\W", "_", row["task"]).strip("_") or "kernel"
+    name = export_name(row["task"])
     provenance = {
         "task": row["task"],
         "task_sha256": row["task_id"],

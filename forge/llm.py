@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
 import openai
 
-from forge.config import LLMSettings, forge_home
+from forge.config import ConfigError, LLMSettings, forge_home
 
 # USD per million tokens (input, output): list prices published by OpenAI. Extend or
 # override them in $FORGE_HOME/prices.json, e.g. {"my-model": [0.5, 1.5]}. A model
@@ -37,17 +38,24 @@ def price_table() -> dict:
     prices = dict(DEFAULT_PRICES)
     path = os.path.join(forge_home(), "prices.json")
     if os.path.exists(path):
-        with open(path) as f:
-            prices.update({k: tuple(v) for k, v in json.load(f).items()})
+        try:
+            with open(path) as f:
+                extra = json.load(f)
+            prices.update({k: (float(v[0]), float(v[1])) for k, v in extra.items()})
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+            raise ConfigError(f'{path}: expected {{"model": [input_usd_per_1M, output_usd_per_1M], ...}}') from None
     return prices
 
 
 def price_for(model: str, prices: dict) -> tuple[float, float] | None:
-    """Exact name first, then the longest listed prefix (dated snapshots: gpt-4o-2024-08-06)."""
+    """The exact name, or a dated snapshot of a listed model (gpt-4o-2024-08-06); nothing else.
+
+    o3-pro is not o3, and gpt-5-nano is not gpt-5: a prefix alone says nothing about a price.
+    """
     if model in prices:
         return prices[model]
-    matches = [name for name in prices if model.startswith(name + "-")]
-    return prices[max(matches, key=len)] if matches else None
+    dated = re.fullmatch(r"(.+)-\d{4}-\d{2}-\d{2}", model)
+    return prices.get(dated.group(1)) if dated else None
 
 
 @dataclass
@@ -110,12 +118,18 @@ class LLMClient:
             record.error = "the server answered with no choices"
             return
         message = choices[0].message
-        record.text = message.content or ""
+        content = message.content
+        if isinstance(content, list):  # content parts, as some servers send them
+            content = "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+        if content is not None and not isinstance(content, str):
+            record.error = f"the answer's content is a {type(content).__name__}, not text"
+            content = ""
+        record.text = content or ""
         record.finish_reason = choices[0].finish_reason
         refusal = getattr(message, "refusal", None)
         if refusal:
             record.error = f"refused: {_short(refusal)}"
-        elif not record.text.strip():
+        elif not record.text.strip() and not record.error:
             record.error = "empty answer"
         usage = getattr(response, "usage", None)
         if usage is not None:

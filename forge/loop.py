@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from forge import __version__
 from forge.agents import Coder, Judge, describe_failure
 from forge.config import OptimizeSettings, forge_home
-from forge.llm import LLMClient
+from forge.llm import CallRecord, LLMClient
 from forge.prompts import backend_rules, load_templates
 from forge.store import Store, now
 from forge_sandbox import EvalOptions, evaluate
@@ -92,6 +92,7 @@ class Optimizer:
         self.rules = backend_rules(settings.backend)
         self.run_dir = os.path.join(forge_home(), "runs", run_id)
         os.makedirs(self.run_dir, exist_ok=True)
+        self.resumed = False
         self.best: Best | None = None
         self.feedback: dict | None = None  # what the coder is told next round, besides the best kernel
         self.facts = ""
@@ -136,6 +137,7 @@ class Optimizer:
         optimizer = cls(store, settings, display, run["id"], task_path)
         # The task as it was when the run started, whatever the file holds now.
         optimizer.task_source = store.db["tasks"].get(run["task_id"])["source"]
+        optimizer.resumed = True
         rounds = store.rounds(run["id"])
         if rounds:
             last = rounds[-1]
@@ -155,11 +157,12 @@ class Optimizer:
         active_before = run.get("active_s") or 0.0
         s = self.settings
         size = self._size()
-        # A malformed task fails here, in one line, before any LLM call is paid for.
-        (info,) = inspect_tasks([self.task_path], size=size, device=s.device)
-        if not info.ok:
-            self.store.update_run(self.run_id, status="failed", stop_reason=info.error, finished_at=now())
-            raise OptimizeError(info.error)
+        if not self.resumed:
+            # A malformed task fails here, in one line, before any LLM call is paid for.
+            (info,) = inspect_tasks([self.task_path], size=size, device=s.device)
+            if not info.ok:
+                self.store.update_run(self.run_id, status="failed", stop_reason=info.error, finished_at=now())
+                raise OptimizeError(info.error)
         env = probe_device(s.device)
         self.store.update_run(self.run_id, environment=json.dumps(env), size=size)
         self.facts = describe_device(env)
@@ -186,6 +189,8 @@ class Optimizer:
                     improved,
                     feedback,
                 )
+                # active time is a checkpoint too, so that --max-time survives a kill -9
+                self.store.update_run(self.run_id, active_s=active_before + time.monotonic() - started)
                 self.display.round_done(round_, self.best.speedup if self.best else None, self.store.run(self.run_id))
                 if stale >= s.patience:
                     stop_reason = f"no improvement in {s.patience} rounds"
@@ -229,7 +234,9 @@ class Optimizer:
         history = self._history()
         self.display.round_started(round_, s.candidates)
         attempts = []
-        with ThreadPoolExecutor(max_workers=s.candidates) as pool:
+        pool = ThreadPoolExecutor(max_workers=s.candidates)
+        futures: dict = {}
+        try:
             futures = {
                 pool.submit(
                     self.coder.write,
@@ -243,7 +250,14 @@ class Optimizer:
             # Evaluate each candidate as soon as it arrives, while the others are still being written.
             for future in as_completed(futures):
                 k = futures[future]
-                record, code = future.result()
+                try:
+                    record, code = future.result()
+                except Exception as exc:  # an answer the SDK could not even parse: one failed attempt
+                    record, code = (
+                        CallRecord(model=s.coder.model, messages=[], error=f"{type(exc).__name__}: {exc}"),
+                        None,
+                    )
+                del futures[future]
                 call_id = self.store.log_call(self.run_id, round_, "coder", "generate", record)
                 if code is None:
                     status = "llm_error" if record.text == "" else "no_code"
@@ -251,6 +265,13 @@ class Optimizer:
                     self.display.attempt(round_, k, status, record.error or "")
                     continue
                 attempts.append(self._evaluate(round_, k, code, call_id, size))
+        except KeyboardInterrupt:
+            for future in [f for f in futures if f.done() and not f.cancelled()]:
+                if future.exception() is None:  # paid for: keep it on record
+                    self.store.log_call(self.run_id, round_, "coder", "generate", future.result()[0])
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=False)
         return sorted(attempts, key=lambda a: a.index)
 
     def _evaluate(self, round_: int, k: int, code: str, call_id: int, size: str) -> Attempt:
@@ -295,7 +316,10 @@ class Optimizer:
             reasons = "; ".join(a.detail for a in attempts if a.detail)
             return {"mode": "no_code", "reasons": reasons}
         ask = self.judge.optimize if mode == "optimize" else self.judge.repair
-        records = ask(task_source=self.task_source, candidate_source=code, verdict=verdict, device_facts=self.facts)
+        try:
+            records = ask(task_source=self.task_source, candidate_source=code, verdict=verdict, device_facts=self.facts)
+        except Exception as exc:  # a malformed answer the SDK could not parse: no advice, the run goes on
+            records = [CallRecord(model=self.settings.judge.model, messages=[], error=f"{type(exc).__name__}: {exc}")]
         for record in records:
             self.store.log_call(self.run_id, round_, "judge", mode, record)
         advice = records[-1].parsed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -25,11 +26,11 @@ class Display:
     # lifecycle
     def started(self, run_id: str, task: str, settings, env: dict) -> None:
         self.console.print(
-            f"[bold]forge optimize[/] {task} · run {run_id} · {settings.coder.model} · {settings.backend} on "
-            f"{env.get('device_name')}",
+            f"[bold]forge optimize[/] {escape(task)} · run {run_id} · {escape(settings.coder.model)} · "
+            f"{settings.backend} on {escape(str(env.get('device_name')))}",
             highlight=False,
         )
-        self.console.print(f"[dim]{describe(env)}[/]", highlight=False)
+        self.console.print(f"[dim]{escape(describe(env))}[/]", highlight=False)
         if self.live_mode:
             self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
             self.live.start()
@@ -48,15 +49,15 @@ class Display:
     def attempt(self, round_: int, k: int, status: str, detail: str) -> None:
         self.rows[(round_, k)] = (status, detail)
         if status != "evaluating":
-            self._line(f"round {round_} attempt {k}: [{STYLE.get(status, 'yellow')}]{status}[/] {detail}")
+            self._line(f"round {round_} attempt {k}: [{STYLE.get(status, 'yellow')}]{status}[/] {escape(detail)}")
         self._refresh()
 
     def judged(self, round_: int, mode: str, advice: dict | None, error: str | None) -> None:
         if advice:
             text = advice.get("next_optimization") or advice.get("fix_hint") or ""
-            self._line(f"round {round_} judge ({mode}): {text[:160]}")
+            self._line(f"round {round_} judge ({mode}): {escape(text[:160])}")
         else:
-            self._line(f"round {round_} judge ({mode}): [yellow]no usable advice[/] ({error})")
+            self._line(f"round {round_} judge ({mode}): [yellow]no usable advice[/] ({escape(str(error))})")
 
     def round_done(self, round_: int, best: float | None, run: dict) -> None:
         cost = f"${run['cost_usd']:.4f}" + (
@@ -88,5 +89,10 @@ class Display:
         for column in ("round", "attempt", "status", "detail"):
             table.add_column(column)
         for (round_, k), (status, detail) in sorted(self.rows.items())[-12:]:
-            table.add_row(str(round_), str(k), Text(status, style=STYLE.get(status, "yellow")), detail[:90])
+            _row(table, str(round_), str(k), Text(status, style=STYLE.get(status, "yellow")), detail[:90])
         return Group(table, Text(self.footer, style="bold"))
+
+
+def _row(table: Table, *values) -> None:
+    """Add a row as plain text: cells hold LLM and candidate text, never markup."""
+    table.add_row(*[v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in values])

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from forge_sandbox import Verdict
 from forge_sandbox.hardware import describe as describe_hardware
@@ -19,7 +21,7 @@ def _ms(value: float | None, iqr: float | None) -> str:
 
 def print_verdict(console: Console, v: Verdict) -> None:
     style = _STATUS_STYLE.get(v.status, "bold yellow")
-    console.print(f"[{style}]{v.status}[/]  {v.candidate}")
+    console.print(f"[{style}]{v.status}[/]  {escape(v.candidate)}", highlight=False)
     for reason in v.reasons:
         console.print(f"  - {reason}", markup=False)
     if v.status == "passed":
@@ -32,7 +34,7 @@ def print_verdict(console: Console, v: Verdict) -> None:
             if not line.startswith(("ptxas", "not measured")):
                 console.print(f"  {line}", highlight=False, markup=False)
     for warning in v.warnings:
-        console.print(f"  [dim]note: {warning}[/]", markup=True)
+        console.print(f"  [dim]note: {escape(warning)}[/]", markup=True)
     env = v.environment
     if env:
         console.print(
@@ -48,20 +50,20 @@ def print_tasks(console: Console, infos) -> None:
         if info.ok:
             gflop = f"{info.flops / 1e9:.3g}" if info.flops else "-"
             mb = f"{info.bytes / 1e6:.3g}" if info.bytes else "-"
-            table.add_row(info.name, ", ".join(info.inputs), gflop, mb, info.doc)
+            _row(table, info.name, ", ".join(info.inputs), gflop, mb, info.doc)
     console.print(table)
     # Problems go on lines of their own, unwrapped, so that they can be read and grepped whole.
     for info in infos:
         if not info.ok:
-            console.print(f"[red]error[/] {info.error}", soft_wrap=True, highlight=False)
+            console.print(f"[red]error[/] {escape(info.error)}", soft_wrap=True, highlight=False)
         for warning in info.warnings:
-            console.print(f"[yellow]warning[/] {info.name}: {warning}", soft_wrap=True, highlight=False)
+            console.print(f"[yellow]warning[/] {escape(info.name)}: {escape(warning)}", soft_wrap=True, highlight=False)
 
 
 def print_summary(console: Console, s) -> None:
     if s.best_speedup is not None:
         console.print(
-            f"[bold green]best verified kernel: {s.best_speedup:.3g}x[/] over eager PyTorch -> {s.best_path}",
+            f"[bold green]best verified kernel: {s.best_speedup:.3g}x[/] over eager PyTorch -> {escape(str(s.best_path))}",
             highlight=False,
         )
     else:
@@ -80,7 +82,8 @@ def print_bench(console: Console, results, metrics: dict) -> None:
         table.add_column(column)
     for r in results:
         speed = f"{r.speedup:.3g}x" if r.speedup else "-"
-        table.add_row(
+        _row(
+            table,
             r.task,
             "yes" if r.correct else ("error: " + r.error if r.error else "no"),
             speed,
@@ -119,7 +122,8 @@ def print_leaderboard(console: Console, rows: list[dict]) -> None:
     ):
         table.add_column(column)
     for r in rows:
-        table.add_row(
+        _row(
+            table,
             r["task"],
             str(r["device"]),
             str(r["torch"]),
@@ -141,7 +145,8 @@ def print_runs(console: Console, rows: list[dict]) -> None:
         table.add_column(column)
     for r in rows:
         best = f"{r['best_speedup']:.3g}x (#{r['best_candidate_id']})" if r["best_speedup"] else "-"
-        table.add_row(
+        _row(
+            table,
             r["id"],
             r["task"],
             r["model"],
@@ -191,7 +196,8 @@ def print_calls(console: Console, rows: list[dict]) -> None:
     for r in rows:
         cost = f"${r['cost_usd']:.5f}" if r["cost_usd"] is not None else "unpriced"
         tokens = f"{r['prompt_tokens'] or 0}/{r['completion_tokens'] or 0}"
-        table.add_row(
+        _row(
+            table,
             str(r["id"]),
             r["run_id"],
             str(r["round"]),
@@ -204,3 +210,8 @@ def print_calls(console: Console, rows: list[dict]) -> None:
             (r["error"] or "")[:60],
         )
     console.print(table)
+
+
+def _row(table: Table, *values) -> None:
+    """Add a row as plain text: cells hold LLM and candidate text, never markup."""
+    table.add_row(*[v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in values])

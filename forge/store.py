@@ -229,7 +229,7 @@ class Store:
                     result.prompt_tokens or 0,
                     result.completion_tokens or 0,
                     result.cost_usd or 0.0,
-                    1 if result.cost_usd is None and not result.error else 0,
+                    1 if result.cost_usd is None and result.prompt_tokens is not None else 0,
                     run_id,
                 ],
             )

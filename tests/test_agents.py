@@ -53,3 +53,23 @@ def test_prices_match_snapshots_and_unknown_models_have_no_price(forge_home):
     forge_home.mkdir(parents=True, exist_ok=True)
     (forge_home / "prices.json").write_text(json.dumps({"llama-3-70b": [0.5, 1.5]}))
     assert price_for("llama-3-70b", price_table()) == (0.5, 1.5)
+
+
+def test_code_extraction_pairs_fences_with_any_language_tag():
+    text = (
+        "The kernel:\n```cuda\n__global__ void k() {}\n```\nThe file:\n```python\nimport torch\n"
+        "class ModelNew(torch.nn.Module):\n    pass\n```\nUse it:\n```python\nm = ModelNew()\n```\n"
+    )
+    assert extract_code(text) == "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n"
+
+
+def test_prefixes_are_not_prices():
+    assert price_for("o3-pro", DEFAULT_PRICES) is None and price_for("gpt-5-nano", DEFAULT_PRICES) is None
+    assert price_for("o3-2025-04-16", DEFAULT_PRICES) == DEFAULT_PRICES["o3"]
+
+
+def test_export_names_are_identifiers():
+    from forge.export import export_name
+
+    assert export_name("1_Square_matrix_multiplication_") == "k_1_Square_matrix_multiplication"
+    assert export_name("softmax_rows") == "softmax_rows" and export_name("class") == "k_class"

@@ -164,3 +164,20 @@ def test_resume_after_kill_loses_nothing(forge_home, tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_markup_in_llm_or_candidate_text_never_crashes_a_run(forge_home):
+    raising = HONEST.replace("out = torch.empty_like(x)", 'raise RuntimeError("bad index in out[/] write")')
+    hint = judge_answer({"critical_issue": "acc[/] is wrong [bold]", "fix_hint": "use acc[/] [red]"})
+    with FakeLLM(coder=[answer(raising), answer(SLOW)], judge=[hint]) as server:
+        result, summary = optimize(server, "--rounds", "2")
+    assert result.exit_code == 0, result.output
+    assert statuses(db(forge_home), summary["run_id"]) == ["runtime_error", "passed"]
+
+
+def test_calls_to_a_model_without_a_price_are_counted_as_unpriced(forge_home):
+    with FakeLLM(coder=[{"content": "no code here"}]) as server:
+        base = ["optimize", str(TASK), "--model", "qwen-local", "--base-url", server.base_url, "--device", "cpu"]
+        result = CliRunner().invoke(main, base + ["--rounds", "1", "--json"])
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["cost_usd"] == 0 and summary["unpriced_calls"] == 1
