@@ -184,7 +184,8 @@ def print_story(console: Console, story: dict) -> None:
             console.print("[bold]compiler[/]\n" + v["compile_log"][-2000:], highlight=False, markup=False)
     fb = story["feedback"]
     if fb and fb.get("advice"):
-        console.print(f"[bold]judge ({fb['mode']}) after this round[/]", highlight=False)
+        about = "the best kernel so far" if fb["mode"] == "optimize" else "the round's most advanced failure"
+        console.print(f"[bold]the judge after round {c['round']} ({fb['mode']}, about {about})[/]", highlight=False)
         for key, value in fb["advice"].items():
             console.print(f"  {key}: {value}", highlight=False, markup=False)
 

@@ -48,7 +48,8 @@ def run_suite(
     store: Store, settings: OptimizeSettings, directory: str, display_factory
 ) -> tuple[list[TaskResult], dict]:
     results = []
-    for path in task_files(directory):
+    paths = task_files(directory)
+    for path in paths:
         name = os.path.splitext(os.path.basename(path))[0]
         started = time.monotonic()
         display = display_factory()
@@ -67,6 +68,11 @@ def run_suite(
             )
         except OptimizeError as exc:  # a malformed task costs its row, not the suite
             results.append(TaskResult(name, None, False, None, 0.0, round(time.monotonic() - started, 2), str(exc)))
+        except KeyboardInterrupt:  # the tasks done so far still count, and are reported
+            results.append(
+                TaskResult(name, None, False, None, 0.0, round(time.monotonic() - started, 2), "interrupted")
+            )
+            break
         finally:
             display.close()
     return results, metrics(results)
