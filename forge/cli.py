@@ -439,10 +439,15 @@ def db_path_command() -> None:
 
 @db_group.command(name="metadata")
 def db_metadata_command() -> None:
-    """Print the path of forge's Datasette metadata (canned queries: leaderboard, cost per task)."""
-    import os
+    """Write forge's Datasette metadata (canned queries: leaderboard, cost per task) and print its path."""
+    from forge.config import forge_home
+    from forge.history import datasette_metadata
 
-    click.echo(os.path.join(os.path.dirname(os.path.abspath(__file__)), "datasette_metadata.json"))
+    path = os.path.join(forge_home(), "datasette-metadata.json")
+    os.makedirs(forge_home(), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(datasette_metadata(), f, indent=2)
+    click.echo(path)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,14 @@ select task, device, torch, speedup, candidate_ms, reference_ms, model, backend,
 from ranked where rank = 1
 """
 
+COST_PER_TASK_SQL = """
+select r.task_name as task, count(distinct r.id) as runs, round(sum(c.cost_usd), 4) as cost_usd,
+  sum(c.cost_usd is null and c.prompt_tokens is not null) as unpriced_calls, sum(c.prompt_tokens) as prompt_tokens,
+  sum(c.completion_tokens) as completion_tokens, max(r.best_speedup) as best_speedup
+from runs r left join llm_calls c on c.run_id = r.id
+group by r.task_name order by cost_usd desc
+"""
+
 
 def leaderboard(store: Store, task: str | None = None, device: str | None = None) -> list[dict]:
     """The best verified speedup per task, per GPU model and torch version (never mixed in one ranking)."""
@@ -91,3 +99,29 @@ def llm_calls(store: Store, run_id: str | None = None, model: str | None = None,
     sql += " order by id desc limit ?"
     params.append(limit)
     return [dict(row) for row in store.db.query(sql, params)]
+
+
+def datasette_metadata() -> dict:
+    """Datasette metadata with canned queries; the leaderboard is the very query `forge leaderboard` runs."""
+    return {
+        "title": "forge: kernels, runs and LLM calls",
+        "description": "Every run of forge optimize: candidates, verdicts, LLM calls, costs.",
+        "databases": {
+            "forge": {
+                "queries": {
+                    "leaderboard": {
+                        "title": "Leaderboard: best verified speedup per task, GPU model and torch version",
+                        "sql": LEADERBOARD_SQL.strip() + "\norder by task, device, torch",
+                    },
+                    "cost_per_task": {
+                        "title": "Cost per task: LLM spend, tokens and runs",
+                        "sql": COST_PER_TASK_SQL,
+                    },
+                    "failures": {
+                        "title": "Why candidates failed, by status",
+                        "sql": "select status, count(*) as n from evaluations group by status order by n desc",
+                    },
+                }
+            }
+        },
+    }

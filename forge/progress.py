@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from forge.render import plain_row
 from forge_sandbox.device_facts import describe
 
 STYLE = {"passed": "green", "evaluating": "cyan", "incorrect": "red", "rejected": "red"}
@@ -89,10 +90,5 @@ class Display:
         for column in ("round", "attempt", "status", "detail"):
             table.add_column(column)
         for (round_, k), (status, detail) in sorted(self.rows.items())[-12:]:
-            _row(table, str(round_), str(k), Text(status, style=STYLE.get(status, "yellow")), detail[:90])
+            plain_row(table, str(round_), str(k), Text(status, style=STYLE.get(status, "yellow")), detail[:90])
         return Group(table, Text(self.footer, style="bold"))
-
-
-def _row(table: Table, *values) -> None:
-    """Add a row as plain text: cells hold LLM and candidate text, never markup."""
-    table.add_row(*[v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in values])

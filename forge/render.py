@@ -50,7 +50,7 @@ def print_tasks(console: Console, infos) -> None:
         if info.ok:
             gflop = f"{info.flops / 1e9:.3g}" if info.flops else "-"
             mb = f"{info.bytes / 1e6:.3g}" if info.bytes else "-"
-            _row(table, info.name, ", ".join(info.inputs), gflop, mb, info.doc)
+            plain_row(table, info.name, ", ".join(info.inputs), gflop, mb, info.doc)
     console.print(table)
     # Problems go on lines of their own, unwrapped, so that they can be read and grepped whole.
     for info in infos:
@@ -82,7 +82,7 @@ def print_bench(console: Console, results, metrics: dict) -> None:
         table.add_column(column)
     for r in results:
         speed = f"{r.speedup:.3g}x" if r.speedup else "-"
-        _row(
+        plain_row(
             table,
             r.task,
             "yes" if r.correct else ("error: " + r.error if r.error else "no"),
@@ -122,7 +122,7 @@ def print_leaderboard(console: Console, rows: list[dict]) -> None:
     ):
         table.add_column(column)
     for r in rows:
-        _row(
+        plain_row(
             table,
             r["task"],
             str(r["device"]),
@@ -145,7 +145,7 @@ def print_runs(console: Console, rows: list[dict]) -> None:
         table.add_column(column)
     for r in rows:
         best = f"{r['best_speedup']:.3g}x (#{r['best_candidate_id']})" if r["best_speedup"] else "-"
-        _row(
+        plain_row(
             table,
             r["id"],
             r["task"],
@@ -197,7 +197,7 @@ def print_calls(console: Console, rows: list[dict]) -> None:
     for r in rows:
         cost = f"${r['cost_usd']:.5f}" if r["cost_usd"] is not None else "unpriced"
         tokens = f"{r['prompt_tokens'] or 0}/{r['completion_tokens'] or 0}"
-        _row(
+        plain_row(
             table,
             str(r["id"]),
             r["run_id"],
@@ -213,6 +213,6 @@ def print_calls(console: Console, rows: list[dict]) -> None:
     console.print(table)
 
 
-def _row(table: Table, *values) -> None:
+def plain_row(table: Table, *values) -> None:
     """Add a row as plain text: cells hold LLM and candidate text, never markup."""
     table.add_row(*[v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in values])
