@@ -48,14 +48,25 @@ def main() -> None:
 @click.option(
     "--trials", type=int, default=5, show_default=True, help="Verification input sets per configuration (at least 5)."
 )
+@click.option(
+    "--profile",
+    is_flag=True,
+    help="Also profile the candidate's own kernels with Nsight Compute (CUDA, needs ncu); keeps the .ncu-rep.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the verdict) on stdout.")
-def eval_command(task, candidate, device, size, timeout, trials, as_json) -> None:
+def eval_command(task, candidate, device, size, timeout, trials, profile, as_json) -> None:
     """Compile, verify and time CANDIDATE (a file defining ModelNew) against TASK; exit 0 only if it passed."""
     from forge.evaluation import run_eval
 
     try:
         verdict = run_eval(
-            resolve_task(task), candidate, device=device, size=size, timeout=timeout, trials=max(5, trials)
+            resolve_task(task),
+            candidate,
+            device=device,
+            size=size,
+            timeout=timeout,
+            trials=max(5, trials),
+            profile=profile,
         )
     except (FileNotFoundError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -141,6 +152,12 @@ def _llm_options(fn):
             show_default=True,
             help="Retries of a failed LLM request (429, 5xx, timeouts).",
         ),
+        click.option(
+            "--profile/--no-profile",
+            default=True,
+            show_default=True,
+            help="Profile each passing candidate's own kernels with Nsight Compute for the judge (CUDA, needs ncu).",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -162,6 +179,7 @@ def _settings(
     eval_timeout,
     llm_timeout,
     retries,
+    profile,
 ):
     from forge.config import OptimizeSettings, resolve_llm
     from forge.llm import price_table
@@ -183,6 +201,7 @@ def _settings(
         max_cost_usd=max_cost,
         max_time_s=max_time,
         eval_timeout_s=eval_timeout,
+        profile=profile,
     )
 
 
@@ -222,6 +241,7 @@ def optimize_command(task, resume_id, as_json, **options) -> None:
                 eval_timeout=saved.get("eval_timeout_s", options["eval_timeout"]),
                 llm_timeout=saved["coder"].get("timeout_s", options["llm_timeout"]),
                 retries=saved["coder"].get("max_retries", options["retries"]),
+                profile=saved.get("profile", options["profile"]),
             )
             check_device(options["device"])
             optimizer = Optimizer.resume(store, run["id"], _settings(**options), display)

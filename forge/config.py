@@ -64,6 +64,7 @@ class OptimizeSettings:
     max_cost_usd: float | None = None
     max_time_s: float | None = None
     eval_timeout_s: float = 600.0
+    profile: bool = True  # Nsight Compute on each passing candidate (CUDA only)
     temperature: float | None = None
     extra: dict = field(default_factory=dict)
 

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
 from forge_sandbox import EvalOptions, Verdict, evaluate
 from forge_sandbox.taskfile import TaskError
 
 
 class EvaluationError(ValueError):
     """The evaluation could not start: a bad task or an unusable device. One line."""
+
+
+def profile_dir() -> str:
+    """Where Nsight Compute reports are kept, for the user to open in Nsight Compute."""
+    from forge.config import forge_home
+
+    return os.path.join(forge_home(), "profiles")
 
 
 def check_device(device: str) -> None:
@@ -19,11 +28,20 @@ def check_device(device: str) -> None:
 
 
 def run_eval(
-    task: str, candidate: str, *, device: str = "cuda", size: str = "auto", timeout: float = 600.0, trials: int = 5
+    task: str,
+    candidate: str,
+    *,
+    device: str = "cuda",
+    size: str = "auto",
+    timeout: float = 600.0,
+    trials: int = 5,
+    profile: bool = False,
 ) -> Verdict:
     """Evaluate one candidate; raise EvaluationError for problems that are not the candidate's."""
     check_device(device)
-    options = EvalOptions(device=device, size=size, timeout=timeout, trials=trials)
+    options = EvalOptions(
+        device=device, size=size, timeout=timeout, trials=trials, profile=profile, profile_dir=profile_dir()
+    )
     try:
         return evaluate(task, candidate, options)
     except TaskError as exc:

@@ -281,7 +281,13 @@ class Optimizer:
         with open(path, "w") as f:
             f.write(code)
         self.display.attempt(round_, k, "evaluating", "")
-        options = EvalOptions(device=self.settings.device, size=size, timeout=self.settings.eval_timeout_s)
+        options = EvalOptions(
+            device=self.settings.device,
+            size=size,
+            timeout=self.settings.eval_timeout_s,
+            profile=self.settings.profile,
+            profile_dir=os.path.join(self.run_dir, "profiles"),
+        )
         try:
             verdict = evaluate(self.task_path, path, options, task_source=self.task_source).to_dict()
         except TaskError as exc:

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from forge_sandbox import Verdict
 from forge_sandbox.hardware import describe as describe_hardware
+from forge_sandbox.ncu_metrics import describe as describe_ncu
 
 _STATUS_STYLE = {"passed": "bold green", "incorrect": "bold red", "rejected": "bold red"}
 
@@ -31,8 +32,9 @@ def print_verdict(console: Console, v: Verdict) -> None:
         console.print(f"  speedup [bold]{v.speedup:.3f}x[/] over eager PyTorch ({v.timing.get('method', '')})")
     if v.status == "passed":
         for line in describe_hardware(v.hardware)[:2]:  # the roofline and the census
-            if not line.startswith(("ptxas", "not measured")):
+            if not line.startswith(("ptxas", "not measured", "ncu")):
                 console.print(f"  {line}", highlight=False, markup=False)
+        print_profile(console, v.hardware)
     for warning in v.warnings:
         console.print(f"  [dim]note: {escape(warning)}[/]", markup=True)
     env = v.environment
@@ -180,6 +182,8 @@ def print_story(console: Console, story: dict) -> None:
             console.print("[bold]hardware evidence[/]")
             for line in describe_hardware(v["hardware"]):
                 console.print(f"  {line}", highlight=False, markup=False)
+            if (v["hardware"].get("ncu") or {}).get("report"):
+                console.print(f"  Nsight Compute report: {v['hardware']['ncu']['report']}", markup=False)
         if v.get("compile_log") and v.get("status") == "compile_error":
             console.print("[bold]compiler[/]\n" + v["compile_log"][-2000:], highlight=False, markup=False)
     fb = story["feedback"]
@@ -216,3 +220,21 @@ def print_calls(console: Console, rows: list[dict]) -> None:
 def plain_row(table: Table, *values) -> None:
     """Add a row as plain text: cells hold LLM and candidate text, never markup."""
     table.add_row(*[v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in values])
+
+
+def print_profile(console: Console, hw: dict) -> None:
+    """Nsight Compute's view of the candidate's kernels, or why there is none when it was asked for."""
+    profile = hw.get("ncu")
+    if profile:
+        for line in describe_ncu(profile, max_kernels=2):
+            console.print(f"  {line}", highlight=False, markup=False)
+        console.print(
+            f"  Nsight Compute {profile.get('version') or ''} took {profile['seconds']:.1f} s; "
+            f"report: {profile['report']}",
+            highlight=False,
+            markup=False,
+        )
+        return
+    for item in hw.get("not_measured", []):
+        if item.startswith("Nsight Compute") and "not requested" not in item:
+            console.print(f"  [dim]not measured: {escape(item)}[/]")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from forge_sandbox import EvalOptions, evaluate
@@ -24,8 +25,17 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--size", default="auto", choices=["auto", "default", "small"])
     ev.add_argument("--timeout", type=float, default=600.0)
     ev.add_argument("--trials", type=int, default=5)
+    ev.add_argument("--profile", action="store_true", help="profile the candidate's kernels with Nsight Compute")
+    ev.add_argument("--profile-dir", default="forge-profiles", help="where the .ncu-rep report is kept")
     args = parser.parse_args(argv)
-    options = EvalOptions(device=args.device, size=args.size, timeout=args.timeout, trials=max(5, args.trials))
+    options = EvalOptions(
+        device=args.device,
+        size=args.size,
+        timeout=args.timeout,
+        trials=max(5, args.trials),
+        profile=args.profile,
+        profile_dir=os.path.abspath(args.profile_dir),
+    )
     try:
         verdict = evaluate(args.task, args.candidate, options)
     except TaskError as exc:

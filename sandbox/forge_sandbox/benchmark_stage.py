@@ -9,10 +9,11 @@ records the hardware evidence.
 
 from __future__ import annotations
 
+import os
 import secrets
 import statistics
 
-from forge_sandbox import compare, hardware, protocol
+from forge_sandbox import compare, hardware, ncu, protocol
 from forge_sandbox.host import RunnerFailure
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
@@ -84,15 +85,8 @@ class BenchmarkStage:
         self._hardware_evidence(cand_ms)
 
     def _hardware_evidence(self, cand_ms: float) -> None:
-        """Roofline position and kernel census; whatever cannot be measured here is said so."""
+        """Kernel census, Nsight Compute metrics and roofline position; what cannot be measured is said so."""
         env, hw = self.verdict.environment, self.verdict.hardware
-        hw["roofline"] = hardware.roofline(
-            self.setup.get("flops"),
-            self.setup.get("bytes") or self.output_bytes,
-            cand_ms,
-            env.get("fp32_flops_per_s"),
-            env.get("memory_bandwidth_bytes_per_s"),
-        )
         missing = hw.setdefault("not_measured", [])
         if not self.on_cuda:
             missing.append("kernel census and device peaks: CPU device (no device kernels to profile)")
@@ -102,9 +96,51 @@ class BenchmarkStage:
             hw["census"] = hardware.census([(str(n), float(t)) for n, t in kernels], self.kernel_names)
             if hw["census"].get("flag"):
                 self.verdict.warnings.append(hw["census"]["flag"])
-        missing.append("Nsight Compute metrics: not collected in this evaluation")
+        self._nsight_compute(hw, missing)
+        measured = (hw.get("ncu") or {}).get("dram_bytes")
+        nbytes, source = (
+            (self.setup["bytes"], "declared by the task")
+            if self.setup.get("bytes")
+            else (measured, "DRAM bytes measured by ncu")
+            if measured
+            else (self.setup.get("input_bytes", 0) + self.output_bytes, "inputs read once, output written once")
+        )
+        hw["roofline"] = hardware.roofline(
+            self.setup.get("flops"),
+            nbytes,
+            cand_ms,
+            env.get("fp32_flops_per_s"),
+            env.get("memory_bandwidth_bytes_per_s"),
+        )
+        hw["roofline"]["bytes_source"] = source
         if not hw.get("ptxas") and "cuda" in self.verdict.backends:
             missing.append("ptxas statistics: the extension was already built (no compiler output)")
+
+    def _nsight_compute(self, hw: dict, missing: list) -> None:
+        if not self.opt.profile:
+            missing.append("Nsight Compute metrics: not requested (profile with --profile)")
+            return
+        if not self.on_cuda:
+            missing.append("Nsight Compute metrics: CPU device")
+            return
+        result = ncu.profile(
+            ncu.ProfileRequest(
+                candidate=self.candidate,
+                init_inputs=self.setup["init_inputs"],
+                inputs=self.setup["verify_inputs"],
+                init_seed=self.init_seed,
+                kernel_names=self.kernel_names,
+                workdir=os.path.join(self.workdir, "ncu"),
+                device=self.opt.device,
+                report_dir=self.opt.profile_dir,
+                report_name=os.path.splitext(os.path.basename(self.candidate))[0],
+                timeout=self.opt.timeout,
+            )
+        )
+        if "error" in result:
+            missing.append(f"Nsight Compute metrics: {result['error']}")
+        else:
+            hw["ncu"] = result
 
     def _time(self, side: str, calls: list, warmup: int, block: int, checksum_seed: int = 0, keep: int = 0):
         message = {

@@ -51,6 +51,8 @@ class EvalOptions:
     blocks: int | None = None  # interleaved timing blocks per side; default 5 on CUDA, 2 on CPU
     block_budget_s: float | None = None  # time budget per block; default 0.2 s CUDA, 0.1 s CPU
     static_checks: bool = True  # off only in tests that show the runtime defenses alone
+    profile: bool = False  # Nsight Compute metrics of the candidate's own kernels (CUDA, once it passed)
+    profile_dir: str | None = None  # where the .ncu-rep report is kept
 
 
 def _workdir_root() -> str | None:
@@ -177,6 +179,7 @@ class _Pipeline(BenchmarkStage):
         )
         expected = protocol.load_tensors(self._ask_ref({"op": "forward"})["payload"])
         self.setup = setup
+        self.init_seed = seeds["init_seed"]
         if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
             raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
         self.output_dtype = expected[0].dtype

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from forge_sandbox import ncu_metrics
+
 # -- ptxas --------------------------------------------------------------------------------
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
@@ -158,7 +160,8 @@ def describe(hw: dict) -> list[str]:
             )
         if r.get("sol_pct") is not None:
             parts.append(f"{r['sol_pct']:.0f}% of speed of light")
-        lines.append("roofline: " + ", ".join(parts) + f"; bound: {r['bound']} ({r['why']})")
+        source = f" [bytes: {r['bytes_source']}]" if r.get("bytes_source") else ""
+        lines.append("roofline: " + ", ".join(parts) + f"; bound: {r['bound']} ({r['why']}){source}")
     c = hw.get("census")
     if c and c.get("own_share") is not None:
         own = ", ".join(f"{name} {us:.1f} us" for name, us in c["own"][:4]) or "none"
@@ -166,6 +169,8 @@ def describe(hw: dict) -> list[str]:
         lines.append(f"kernel census: own kernels {100 * c['own_share']:.0f}% of GPU time ({own}); library: {lib}")
         if c.get("flag"):
             lines.append("warning: " + c["flag"])
+    if hw.get("ncu"):
+        lines += ncu_metrics.describe(hw["ncu"])
     lines += [f"ptxas: {line}" for line in describe_ptxas(hw.get("ptxas") or [])]
     lines += [f"not measured: {item}" for item in hw.get("not_measured", [])]
     return lines

@@ -54,12 +54,7 @@ class RunnerProcess:
         self.log_path = os.path.join(workdir, "runner.log")
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        child_env = dict(os.environ if env is None else env)
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__)))
-        child_env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, child_env.get("PYTHONPATH", "")) if p)
-        if device == "cpu":
-            child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
-        child_env["FORGE_RUNNER_TOKEN"] = self.token
+        child_env = child_environment(device, self.token, env)
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [
@@ -156,11 +151,7 @@ class RunnerProcess:
 
     def kill(self) -> None:
         """Kill the whole process group (compilers and anything the candidate started), and strays."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        _kill_token_holders(self.token)
+        kill_group_and_strays(self.proc.pid, self.token)
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
@@ -180,6 +171,26 @@ class RunnerProcess:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def child_environment(device: str, token: str, env: dict | None = None) -> dict:
+    """The environment of a process that runs candidate code: forge_sandbox importable, and the token."""
+    child_env = dict(os.environ if env is None else env)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__)))
+    child_env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, child_env.get("PYTHONPATH", "")) if p)
+    if device == "cpu":
+        child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
+    child_env["FORGE_RUNNER_TOKEN"] = token
+    return child_env
+
+
+def kill_group_and_strays(pid: int, token: str) -> None:
+    """SIGKILL a process group and every process carrying ``token`` that left it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    _kill_token_holders(token)
 
 
 def _kill_token_holders(token: str) -> None:
