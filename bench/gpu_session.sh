@@ -6,6 +6,8 @@
 #   bash bench/gpu_session.sh repeat A-M   # repeatability of the bundled tasks whose names start with A..M
 #   bash bench/gpu_session.sh repeat N-Z
 #   bash bench/gpu_session.sh ncu          # profiling overhead, and real Nsight Compute output for fixtures
+#   bash bench/gpu_session.sh optimize     # a full scripted `forge optimize` (carry .whl: the control side's
+#                                          # wheels, made by bench/control_wheels.sh on the development machine)
 # Results go to $OUT (the device tool brings it back) or bench/results/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,5 +33,13 @@ case "${1:-tests}" in
     # bundled kernels: its cost per candidate, and the first report exported as parser fixtures.
     ncu --version > "$out/ncu-version-$stamp.txt"
     python bench/profile_overhead.py --out "$out" --tasks softmax_rows gemm_fp16 layernorm
+    ;;
+  optimize)
+    if ls .whl/*.whl >/dev/null 2>&1; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && export PYTHONPATH="/tmp/site:$PYTHONPATH"
+    fi
+    export PYTHONPATH="$PWD:$PYTHONPATH"
+    python bench/scripted_optimize.py --task softmax_rows --out "$out"
     ;;
 esac

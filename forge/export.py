@@ -98,15 +98,28 @@ _CACHE = os.path.join(os.path.expanduser("~"), ".cache", "forge_export", "{cache
 
 
 def _exec(source, name):
+    # Triton's @jit reads a kernel's source back from its file (inspect.getsource),
+    # so the source must exist on disk, not only in this module's strings.
+    os.makedirs(_CACHE, exist_ok=True)
+    path = os.path.join(_CACHE, name + ".py")
+    try:
+        with open(path) as f:
+            current = f.read()
+    except OSError:
+        current = None
+    if current != source:
+        temporary = "{{}}.{{}}.tmp".format(path, os.getpid())
+        with open(temporary, "w") as f:
+            f.write(source)
+        os.replace(temporary, path)
     module = types.ModuleType(name)
-    module.__file__ = os.path.join(_CACHE, name + ".py")
-    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    module.__file__ = path
+    exec(compile(source, path, "exec"), module.__dict__)
     return module
 
 
 def _load_kernel():
     # Compiled extensions (load_inline) build once, into a cache of this module's own.
-    os.makedirs(_CACHE, exist_ok=True)
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(_CACHE, "torch_extensions"))
     return _exec(_CANDIDATE_SOURCE, "forge_export_{name}_kernel")
 
