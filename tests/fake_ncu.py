@@ -20,7 +20,7 @@ import time
 
 FLAGS_WITH_VALUE = {
     "--profile-from-start", "--clock-control", "--launch-count", "--kernel-name-base", "-k", "--section",
-    "--metrics", "-o", "-i", "--page", "--print-units", "--print-kernel-base", "--launch-skip",
+    "--metrics", "-o", "-i", "--page", "--print-units", "--print-kernel-base", "--launch-skip", "--log-file",
 }  # fmt: skip
 
 
@@ -47,29 +47,33 @@ def main(argv: list[str]) -> int:
             sys.stdout.write(f.read())
         return 0
     mode = os.environ.get("FAKE_NCU_MODE", "ok")
+    messages = open(options["--log-file"][0], "a") if "--log-file" in options else sys.stdout
+
+    def say(line: str) -> None:  # ncu's own messages: to --log-file when given, as the real one does
+        messages.write(line + "\n")
+        messages.flush()
+
     if mode == "hang":
         with open(os.environ["FAKE_NCU_LOG"] + ".pid", "w") as f:
             f.write(str(os.getpid()))
         time.sleep(3600)
     if mode == "badmetric" and "--metrics" in options:
-        print("==ERROR== Failed to find metric sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")
+        say("==ERROR== Failed to find metric dram__bytes_read.sum")
         return 1
-    print("==PROF== Connected to process (fake)")
+    say("==PROF== Connected to process (fake)")
     if mode == "perm":
-        print(
-            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters"
-        )
+        say("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
         return 1
     code = subprocess.run(app).returncode
     if code != 0:
-        print(f"==ERROR== The application returned an error code ({code}).")
+        say(f"==ERROR== The application returned an error code ({code}).")
         return code
     if mode == "nokernels":
-        print("==WARNING== No kernels were profiled.")
+        say("==WARNING== No kernels were profiled.")
         return 0
     with open(options["-o"][0] + ".ncu-rep", "w") as f:
         f.write(os.environ["FAKE_NCU_FIXTURE"])
-    print(f"==PROF== Report: {options['-o'][0]}.ncu-rep")
+    say(f"==PROF== Report: {options['-o'][0]}.ncu-rep")
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 import time
@@ -20,6 +21,7 @@ import pytest
 
 from conftest import CANDIDATES, TASKS, TESTS, cpu_eval, gpu_eval
 from forge_sandbox import hardware, ncu, ncu_metrics, protocol, taskfile
+from forge_sandbox.kernel_names import is_own_kernel, ncu_name_regex
 
 FIXTURES = TESTS / "fixtures" / "ncu"
 SETS = sorted(p.parent for p in FIXTURES.rglob("raw.csv"))
@@ -66,7 +68,8 @@ def test_synthetic_report_read_exactly():
     assert r["top_stalls"] == [["long_scoreboard", 38.75], ["lg_throttle", 2.92], ["wait", 1.53]]  # not "selected"
     assert r["tensor_pipe_pct"] == 0
     rules = r["rules"]
-    assert [x["rule"] for x in rules] == ["MemoryCacheAccessPattern", "AchievedOccupancy", "CPIStall"]  # no INF
+    # No INF rule; one entry per rule (its largest gain); estimates first, whole-kernel ones before local.
+    assert [x["rule"] for x in rules] == ["MemoryCacheAccessPattern", "AchievedOccupancy", "CPIStall"]
     assert rules[0]["speedup_pct"] == 21.9 and rules[0]["speedup_type"] == "global"
     assert "  " not in rules[0]["text"]
     assert ncu_metrics.dram_bytes(records) == 2 * (134217728 + 67108864)
@@ -76,27 +79,43 @@ def test_synthetic_report_read_exactly():
     assert "Foreign kernel advice" not in text
 
 
-def test_units_are_read_into_nanoseconds_and_bytes():
+def test_units_are_read_into_nanoseconds_and_bytes_or_dropped():
     raw = (
-        '"ID","Kernel Name","gpu__time_duration.sum","dram__bytes_read.sum","launch__registers_per_thread"\n'
-        '"","","usecond","Mbyte","register/thread"\n'
-        '"0","k","1.5","2","32"\n'
+        '"ID","Kernel Name","gpu__time_duration.sum","dram__bytes_read.sum","dram__bytes_write.sum",'
+        '"launch__registers_per_thread"\n'
+        '"","","us","Mbyte","furlong","register/thread"\n'
+        '"0","k","1.5","2","7","32"'  # a short row (no trailing fields) is padded, not dropped
+        "\n"
     )
     (launch,) = ncu_metrics.parse_raw(raw)
-    assert launch["metrics"]["gpu__time_duration.sum"] == 1500.0
-    assert launch["metrics"]["dram__bytes_read.sum"] == 2e6
-    assert launch["metrics"]["launch__registers_per_thread"] == 32
+    record = ncu_metrics.summarize_launch(launch, [])
+    assert record["duration_ns"] == 1500.0 and record["dram_read_bytes"] == 2e6
+    assert "dram_write_bytes" not in record  # a unit it does not know is never guessed
+    assert record["registers_per_thread"] == 32
+    short = raw.replace(',"32"', "")
+    assert ncu_metrics.parse_raw(short)[0]["metrics"]["gpu__time_duration.sum"] == 1.5
+
+
+def test_own_kernels_are_matched_by_exact_function_name():
+    assert is_own_kernel("void ns::k<float, 4>(float*, int)", ["k"])
+    assert is_own_kernel("k_0d1d2de", ["k"])  # Triton < 3.0's specialization suffix
+    assert not is_own_kernel("vectorized_layer_norm_kernel", ["layer_norm_kernel"])
+    assert not is_own_kernel("gemm_128x128", ["gemm"])
+    pattern = re.compile(ncu_name_regex(["a", "b"]))
+    assert pattern.search("a") and pattern.search("ns::b") and pattern.search("a_0d1de")
+    assert not pattern.search("xa") and not pattern.search("a_kernel")
 
 
 def test_numbers_and_pages_it_does_not_know():
     assert ncu_metrics.number("1,234.5") == 1234.5 and ncu_metrics.number("n/a") is None
+    assert ncu_metrics.number("nan") is None and ncu_metrics.number("inf") is None
     with pytest.raises(ncu_metrics.NcuFormatError):
         ncu_metrics.parse_raw("==ERROR== something went wrong\n")
     assert ncu_metrics.parse_rules('"ID","Kernel Name","Section Name","Metric Name"\n"0","k","s","m"\n') == {}
 
 
 def test_the_judge_and_forge_show_get_the_ncu_lines():
-    records = ncu_metrics.summarize(_read(SYNTHETIC, "raw.csv"), _read(SYNTHETIC, "details.csv"), ["scale_add"])
+    records = ncu_metrics.summarize(_read(SYNTHETIC, "raw.csv"), _read(SYNTHETIC, "details.csv"), ["scale_add_kernel"])
     lines = hardware.describe({"ncu": {"kernels": records}, "not_measured": []})
     assert any(line.startswith("ncu scale_add_kernel") for line in lines)
     assert any(line.startswith("ncu advice [") for line in lines)
@@ -153,7 +172,8 @@ def test_profile_runs_ncu_on_the_candidates_kernels_only(tmp_path, fake_ncu):
     run = next(c for c in calls if "-o" in c)
     flags = " ".join(run[: run.index("-o")])
     assert "--clock-control none" in flags and "--profile-from-start off" in flags
-    assert "--kernel-name-base function -k regex:scale_add_kernel" in flags
+    assert f"--kernel-name-base function -k regex:{ncu_name_regex(['scale_add_kernel'])}" in flags
+    assert run[0:2] == ["--log-file", str(tmp_path / "work" / "profile.log")]
     assert all(f"--section {s}" in flags for s in ncu_metrics.SECTIONS)
     assert run[run.index("-o") + 2 :][:3] == [sys.executable, "-m", "forge_sandbox.profile_target"]
     pages = [c[c.index("--page") + 1] for c in calls if "-i" in c]
@@ -245,7 +265,7 @@ def test_forge_eval_prints_the_profile_and_where_the_report_is():
     from forge.render import print_verdict
     from forge_sandbox import Verdict
 
-    records = ncu_metrics.summarize(_read(SYNTHETIC, "raw.csv"), _read(SYNTHETIC, "details.csv"), ["scale_add"])
+    records = ncu_metrics.summarize(_read(SYNTHETIC, "raw.csv"), _read(SYNTHETIC, "details.csv"), ["scale_add_kernel"])
     profile = {"kernels": records, "report": "/tmp/r.ncu-rep", "seconds": 12.5, "version": "2099.1"}
     verdict = Verdict(status="passed", candidate_ms=0.07, reference_ms=0.2, speedup=2.86, hardware={"ncu": profile})
     console = Console(record=True, width=300)
@@ -253,3 +273,23 @@ def test_forge_eval_prints_the_profile_and_where_the_report_is():
     text = console.export_text()
     assert "ncu scale_add_kernel (grid (16384, 1, 1) block (1024, 1, 1), 2 launches): 70.11 us" in text
     assert "Nsight Compute 2099.1 took 12.5 s; report: /tmp/r.ncu-rep" in text
+
+
+def test_a_report_that_cannot_be_kept_loses_nothing_else(tmp_path, fake_ncu):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    request = _request(tmp_path)
+    request.report_dir = str(blocker / "reports")
+    result = ncu.profile(request)
+    assert result["kernels"] and result["report"] is None and "could not be kept" in result["report_error"]
+
+
+def test_a_failure_inside_profiling_never_ends_an_evaluation():
+    from forge_sandbox import EvalOptions
+    from forge_sandbox.benchmark_stage import BenchmarkStage
+
+    stage = BenchmarkStage()
+    stage.opt, stage.on_cuda, stage.setup = EvalOptions(profile=True), True, {}  # no saved inputs: KeyError
+    hw, missing = {}, []
+    stage._nsight_compute(hw, missing)
+    assert "ncu" not in hw and missing[0].startswith("Nsight Compute metrics: profiling failed inside forge (")

@@ -97,7 +97,7 @@ class BenchmarkStage:
             if hw["census"].get("flag"):
                 self.verdict.warnings.append(hw["census"]["flag"])
         self._nsight_compute(hw, missing)
-        measured = (hw.get("ncu") or {}).get("dram_bytes")
+        measured = self._measured_bytes(hw)
         nbytes, source = (
             (self.setup["bytes"], "declared by the task")
             if self.setup.get("bytes")
@@ -123,7 +123,17 @@ class BenchmarkStage:
         if not self.on_cuda:
             missing.append("Nsight Compute metrics: CPU device")
             return
-        result = ncu.profile(
+        try:
+            result = self._run_ncu()
+        except Exception as exc:  # profiling is evidence, never the verdict: no failure of it may end one
+            result = {"error": f"profiling failed inside forge ({type(exc).__name__}: {exc})"}
+        if "error" in result:
+            missing.append(f"Nsight Compute metrics: {result['error']}")
+        else:
+            hw["ncu"] = result
+
+    def _run_ncu(self) -> dict:
+        return ncu.profile(
             ncu.ProfileRequest(
                 candidate=self.candidate,
                 init_inputs=self.setup["init_inputs"],
@@ -134,13 +144,18 @@ class BenchmarkStage:
                 device=self.opt.device,
                 report_dir=self.opt.profile_dir,
                 report_name=os.path.splitext(os.path.basename(self.candidate))[0],
-                timeout=self.opt.timeout,
+                timeout=self.opt.profile_timeout,
             )
         )
-        if "error" in result:
-            missing.append(f"Nsight Compute metrics: {result['error']}")
-        else:
-            hw["ncu"] = result
+
+    @staticmethod
+    def _measured_bytes(hw: dict) -> float | None:
+        """ncu's DRAM bytes stand for the whole call only when every launch was profiled and the
+        candidate's own kernels did (nearly) all of the GPU's work."""
+        profile, census = hw.get("ncu") or {}, hw.get("census") or {}
+        if profile.get("all_launches") and (census.get("own_share") or 0) >= 0.95:
+            return profile.get("dram_bytes")
+        return None
 
     def _time(self, side: str, calls: list, warmup: int, block: int, checksum_seed: int = 0, keep: int = 0):
         message = {

@@ -53,6 +53,7 @@ class EvalOptions:
     static_checks: bool = True  # off only in tests that show the runtime defenses alone
     profile: bool = False  # Nsight Compute metrics of the candidate's own kernels (CUDA, once it passed)
     profile_dir: str | None = None  # where the .ncu-rep report is kept
+    profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
 
 
 def _workdir_root() -> str | None:

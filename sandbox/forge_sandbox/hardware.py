@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from forge_sandbox import ncu_metrics
+from forge_sandbox.kernel_names import is_own_kernel
 
 # -- ptxas --------------------------------------------------------------------------------
 
@@ -118,12 +119,12 @@ def census(kernels: list[tuple[str, float]], own_names: list[str]) -> dict:
     """Split the kernels that ModelNew.forward launched into the candidate's own and library ones.
 
     ``kernels`` is (name, device time in us) per launch; a kernel is the
-    candidate's own when its name contains one of the names its source defines
+    candidate's own when its function name is one of the names its source defines
     (Triton function names, CUDA ``__global__`` names, CuPy kernel names).
     """
     own, library = {}, {}
     for name, us in kernels:
-        bucket = own if any(n and n in name for n in own_names) else library
+        bucket = own if is_own_kernel(name, own_names) else library
         bucket[name] = bucket.get(name, 0.0) + us
     own_us, lib_us = sum(own.values()), sum(library.values())
     total = own_us + lib_us

@@ -27,8 +27,11 @@ from dataclasses import dataclass
 
 from forge_sandbox import ncu_metrics
 from forge_sandbox.host import child_environment, kill_group_and_strays
+from forge_sandbox.kernel_names import ncu_name_regex
 
 LAUNCH_COUNT = 10  # launches profiled at most: each costs dozens of replay passes
+EXPORT_TIMEOUT_S = 120.0  # each `ncu -i` export, on top of the profile's own timeout
+LOG_TAIL_BYTES = 200_000
 PERMISSION_HINT = (
     "no permission for the GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or load the driver "
     "with NVreg_RestrictProfilingToAdminUsers=0"
@@ -46,7 +49,7 @@ class ProfileRequest:
     device: str = "cuda"
     report_dir: str | None = None  # where the .ncu-rep is kept; None keeps it under the system's temp dir
     report_name: str = "candidate"
-    timeout: float = 300.0
+    timeout: float = 240.0  # the profiled run; the exports have their own
 
 
 def find_ncu() -> str | None:
@@ -69,13 +72,15 @@ def find_ncu() -> str | None:
 
 
 def kernel_filter(names: list[str]) -> list[str]:
-    """ncu's ``-k`` option matching any of the candidate's kernel names (function base names)."""
+    """ncu's ``-k`` option matching exactly the candidate's kernel names (function base names)."""
     names = sorted({n for n in names if re.fullmatch(r"[A-Za-z_]\w*", n or "")})
-    return ["--kernel-name-base", "function", "-k", "regex:" + "|".join(names)] if names else []
+    return ["--kernel-name-base", "function", "-k", "regex:" + ncu_name_regex(names)] if names else []
 
 
 def profile_command(ncu: str, report_base: str, request: ProfileRequest, extra_metrics: bool = True) -> list[str]:
-    cmd = [ncu, "--profile-from-start", "off", "--clock-control", "none", "--launch-count", str(LAUNCH_COUNT)]
+    # ncu's own messages go to a file of their own: the candidate's output cannot pose as them.
+    cmd = [ncu, "--log-file", report_base + ".log"]
+    cmd += ["--profile-from-start", "off", "--clock-control", "none", "--launch-count", str(LAUNCH_COUNT)]
     cmd += kernel_filter(request.kernel_names)
     for section in ncu_metrics.SECTIONS:
         cmd += ["--section", section]
@@ -99,43 +104,60 @@ def profile(request: ProfileRequest) -> dict:
     os.makedirs(request.workdir, exist_ok=True)
     base = os.path.join(request.workdir, "profile")
     deadline = started + request.timeout
-    output = ""
+    messages = app_output = ""
     for extra_metrics in (True, False):
-        code, output = _run(profile_command(ncu, base, request, extra_metrics), request, deadline)
+        code, messages, app_output = _run(profile_command(ncu, base, request, extra_metrics), request, deadline)
         if code == "timeout":
             return {"error": f"Nsight Compute took longer than {request.timeout:.0f} s and was killed"}
-        if "ERR_NVGPUCTRPERM" in output:
+        if "ERR_NVGPUCTRPERM" in messages:
             return {"error": PERMISSION_HINT}
-        if os.path.exists(base + ".ncu-rep") or not (extra_metrics and _unknown_metric(output)):
+        if os.path.exists(base + ".ncu-rep") or not (extra_metrics and _unknown_metric(messages)):
             break
     report = base + ".ncu-rep"
     if not os.path.exists(report):
-        if "no kernels were profiled" in output.lower():
+        if "no kernels were profiled" in messages.lower():
             names = ", ".join(request.kernel_names)
             return {"error": f"ncu saw no launch of the candidate's kernels ({names}) in one forward pass"}
-        return {"error": f"ncu failed (exit {code}): {_error_line(output)}"}
+        last = [line.strip() for line in app_output.splitlines() if line.strip()][-1:]
+        return {
+            "error": f"ncu failed (exit {code}): {_error_line(messages)}"
+            + (f"; last output: {last[0][:200]}" if last else "")
+        }
     try:
-        raw = _export(ncu, report, "raw", request, deadline)
-        details = _export(ncu, report, "details", request, deadline)
+        raw = _export(ncu, report, "raw")
+        details = _export(ncu, report, "details")
         kernels = ncu_metrics.summarize(raw, details, request.kernel_names)
-    except (ncu_metrics.NcuFormatError, RuntimeError) as exc:
+        profiled = len(ncu_metrics.parse_raw(raw))
+    except (ncu_metrics.NcuFormatError, RuntimeError, ValueError) as exc:
         return {"error": f"could not read ncu's report: {exc}"}
     if not kernels:
         return {"error": "ncu's report holds none of the candidate's kernels"}
-    return {
+    result = {
         "kernels": kernels,
         "dram_bytes": ncu_metrics.dram_bytes(kernels),
-        "report": _keep(report, request),
+        # Fewer launches than the cap: every launch of the forward pass that matched was profiled.
+        "all_launches": profiled < LAUNCH_COUNT,
         "version": ncu_version(ncu),
         "clock_control": "none",
-        "seconds": round(time.perf_counter() - started, 2),
     }
+    try:
+        result["report"] = _keep(report, request)
+    except OSError as exc:
+        result["report"] = None
+        result["report_error"] = f"the .ncu-rep could not be kept: {exc.strerror or exc}"
+    result["seconds"] = round(time.perf_counter() - started, 2)
+    return result
 
 
-def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int | str, str]:
+def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int | str, str, str]:
+    """Run ncu on the target; (exit code or "timeout", ncu's messages, the application's output)."""
     token = uuid.uuid4().hex
-    log_path = os.path.join(request.workdir, "ncu.log")
-    with open(log_path, "wb") as log:
+    app_log = os.path.join(request.workdir, "target.log")
+    messages_log = cmd[cmd.index("--log-file") + 1]
+    for path in (app_log, messages_log):
+        if os.path.exists(path):
+            os.unlink(path)
+    with open(app_log, "wb") as log:
         proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
@@ -151,18 +173,25 @@ def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int 
             code = "timeout"
         kill_group_and_strays(proc.pid, token)  # whatever the target left running
         proc.wait()
-    with open(log_path, errors="replace") as f:
-        return code, f.read()[-200_000:]
+    return code, _tail(messages_log), _tail(app_log)
 
 
-def _export(ncu: str, report: str, page: str, request: ProfileRequest, deadline: float) -> str:
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - LOG_TAIL_BYTES))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _export(ncu: str, report: str, page: str) -> str:
     cmd = [ncu, "-i", report, "--page", page, "--csv", "--print-units", "base", "--print-kernel-base", "function"]
     try:
-        done = subprocess.run(
-            cmd, capture_output=True, text=True, errors="replace", timeout=max(5.0, deadline - time.perf_counter())
-        )
+        done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=EXPORT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise RuntimeError(f"exporting the {page} page timed out") from None
+        raise RuntimeError(f"exporting the {page} page took longer than {EXPORT_TIMEOUT_S:.0f} s") from None
     if done.returncode != 0:
         raise RuntimeError(f"exporting the {page} page failed: {_error_line(done.stdout + done.stderr)}")
     return done.stdout

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
+
+from forge_sandbox.kernel_names import is_own_kernel
 
 # The default metric list: speed of light, DRAM traffic, occupancy and its limiters,
 # registers and shared memory, cache hit rates, tensor pipes, warp stalls (CudaForge's
@@ -24,19 +27,14 @@ SECTIONS = (
     "LaunchStats",
     "Occupancy",
     "MemoryWorkloadAnalysis",
+    "MemoryWorkloadAnalysis_Tables",  # where the uncoalesced-access and bank-conflict rules live
     "ComputeWorkloadAnalysis",
     "SchedulerStats",
     "WarpStateStats",
 )
-# Collected on top of the sections; stable names on Volta through Hopper. If an ncu
-# version does not know one, the profile is retried with the sections alone.
-EXTRA_METRICS = (
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "l1tex__t_sector_hit_rate.pct",
-    "lts__t_sector_hit_rate.pct",
-    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-)
+# Collected on top of the sections (which report DRAM traffic only as a share of peak).
+# If an ncu version does not know one, the profile is retried with the sections alone.
+EXTRA_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 
 FIELDS = {  # record key -> metric names, first found wins
     "duration_ns": ("gpu__time_duration.sum",),
@@ -62,12 +60,21 @@ _STALLS = (  # warp stall reasons, as ncu's WarpStateStats reports them (cycles 
     re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$"),
     re.compile(r"^smsp__warp_issue_stalled_(\w+?)_per_warp_active\.pct$"),
 )
-_NOT_STALLS = {"selected", "not_issued"}
+_NOT_STALLS = {"selected"}  # issuing, not stalled
 
-_SCALE = {
-    "nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9,
-    "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
-}  # fmt: skip
+_TIME = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
+_SIZE = {
+    "byte": 1.0,
+    "kbyte": 1e3,
+    "mbyte": 1e6,
+    "gbyte": 1e9,
+    "tbyte": 1e12,
+    "b": 1.0,
+    "kb": 1e3,
+    "mb": 1e6,
+    "gb": 1e9,
+}
+_UNIT_OF = {"duration_ns": _TIME, "dram_read_bytes": _SIZE, "dram_write_bytes": _SIZE}  # other fields: as printed
 
 
 class NcuFormatError(ValueError):
@@ -84,36 +91,35 @@ def _table(text: str) -> list[list[str]]:
 
 
 def number(text: str) -> float | None:
-    """A metric value as ncu prints it ("1,234.5", "n/a", "") as a float, or None."""
+    """A metric value as ncu prints it ("1,234.5", "n/a", "nan", "") as a finite float, or None."""
     text = (text or "").strip().replace(",", "")
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
-def _base(value: float, unit: str) -> float:
-    """Time in nanoseconds and sizes in bytes, whatever prefix ncu chose."""
-    return value * _SCALE.get(unit.strip().lower(), 1.0)
+def _rows(rows: list[list[str]], width: int) -> list[list[str]]:
+    # Some ncu versions end a row early (no trailing empty fields): pad it to the header.
+    return [row + [""] * (width - len(row)) for row in rows if len(row) <= width]
 
 
 def parse_raw(text: str) -> list[dict]:
-    """One record per profiled launch: id, kernel, block, grid and every metric (value in base units)."""
+    """One record per profiled launch: id, kernel, block, grid, every metric's value and its unit."""
     rows = _table(text)
     header = rows[0]
     if "Kernel Name" not in header:
         raise NcuFormatError("the raw page has no 'Kernel Name' column")
-    body = rows[1:]
+    body = _rows(rows[1:], len(header))
     units = body.pop(0) if body and not body[0][0].strip() else [""] * len(header)
     col = {name: i for i, name in enumerate(header)}
     launches = []
     for row in body:
-        if len(row) != len(header):
-            continue
-        metrics = {}
+        metrics, metric_units = {}, {}
         for i, name in enumerate(header):
             if "__" in name and (value := number(row[i])) is not None:
-                metrics[name] = _base(value, units[i] if i < len(units) else "")
+                metrics[name], metric_units[name] = value, units[i].strip()
         launches.append(
             {
                 "id": row[col["ID"]],
@@ -121,6 +127,7 @@ def parse_raw(text: str) -> list[dict]:
                 "block": row[col["Block Size"]] if "Block Size" in col else "",
                 "grid": row[col["Grid Size"]] if "Grid Size" in col else "",
                 "metrics": metrics,
+                "units": metric_units,
             }
         )
     return launches
@@ -139,7 +146,7 @@ def parse_rules(text: str) -> dict[str, list[dict]]:
         return row[i].strip() if i is not None and i < len(row) else ""
 
     rules: dict[str, list[dict]] = {}
-    for row in rows[1:]:
+    for row in _rows(rows[1:], len(header)):
         if not cell(row, "Rule Name"):
             continue
         rules.setdefault(cell(row, "ID"), []).append(
@@ -157,12 +164,19 @@ def parse_rules(text: str) -> dict[str, list[dict]]:
 
 def summarize_launch(launch: dict, rules: list[dict]) -> dict:
     """The fields the judge reads, from one launch's metrics; absent metrics stay absent."""
-    m = launch["metrics"]
+    m, units = launch["metrics"], launch.get("units", {})
     out: dict = {"kernel": launch["kernel"], "block": launch["block"], "grid": launch["grid"]}
     for key, names in FIELDS.items():
-        value = next((m[n] for n in names if n in m), None)
-        if value is not None:
-            out[key] = value
+        name = next((n for n in names if n in m), None)
+        if name is None:
+            continue
+        if key in _UNIT_OF:  # scaled to ns or bytes; a unit not known here drops the field, never guesses
+            scale = _UNIT_OF[key].get(units.get(name, "").lower())
+            if scale is None:
+                continue
+            out[key] = m[name] * scale
+        else:
+            out[key] = m[name]
     if "static_smem_bytes" in out or "dynamic_smem_bytes" in out:
         out["smem_per_block_bytes"] = out.pop("static_smem_bytes", 0) + out.pop("dynamic_smem_bytes", 0)
     limits = {g.group(1): v for name, v in m.items() if (g := _LIMIT.match(name))}
@@ -180,10 +194,24 @@ def summarize_launch(launch: dict, rules: list[dict]) -> dict:
             top = sorted(stalls.items(), key=lambda kv: -kv[1])[:3]
             out["top_stalls"] = [[reason, value] for reason, value in top if value > 0]
             break
-    advice = [r for r in rules if r["type"] in ("OPT", "WRN")]
-    advice.sort(key=lambda r: -(r["speedup_pct"] or 0))
-    out["rules"] = advice[:4]
+    out["rules"] = _advice(rules)
     return out
+
+
+def _advice(rules: list[dict], keep: int = 4) -> list[dict]:
+    """OPT and WRN rules, one per rule name (its largest gain): estimated ones first, whole-kernel before local."""
+    best: dict[str, dict] = {}
+    for r in rules:
+        if r["type"] not in ("OPT", "WRN"):
+            continue
+        seen = best.get(r["rule"])
+        if seen is None or (r["speedup_pct"] or 0) > (seen["speedup_pct"] or 0):
+            best[r["rule"]] = r
+    ranked = sorted(
+        best.values(),
+        key=lambda r: (r["speedup_pct"] is None, r["speedup_type"] != "global", -(r["speedup_pct"] or 0)),
+    )
+    return ranked[:keep]
 
 
 def summarize(raw_csv: str, details_csv: str | None, own_names: list[str]) -> list[dict]:
@@ -191,7 +219,7 @@ def summarize(raw_csv: str, details_csv: str | None, own_names: list[str]) -> li
     launches = parse_raw(raw_csv)
     rules = parse_rules(details_csv) if details_csv else {}
     if own_names:
-        launches = [launch for launch in launches if any(n in launch["kernel"] for n in own_names if n)]
+        launches = [launch for launch in launches if is_own_kernel(launch["kernel"], own_names)]
     longest: dict[str, dict] = {}
     for launch in launches:
         name = launch["kernel"]
@@ -205,7 +233,8 @@ def summarize(raw_csv: str, details_csv: str | None, own_names: list[str]) -> li
 
 
 def _duration(launch: dict) -> float:
-    return launch["metrics"].get("gpu__time_duration.sum", 0.0)
+    value = launch["metrics"].get("gpu__time_duration.sum", 0.0)
+    return value * _TIME.get(launch.get("units", {}).get("gpu__time_duration.sum", "").lower(), 1.0)
 
 
 def dram_bytes(records: list[dict]) -> float | None:
