@@ -43,6 +43,7 @@ CHEATS = {
     "cheat_command_pipe_flood": {"rejected"},
     "cheat_suppress_fallback": {"rejected"},
     "cheat_kill_reference": {"rejected"},
+    "cheat_network_lookup": {"rejected"},
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -64,7 +65,6 @@ RUNTIME_ONLY = {
     "cheat_payload_announce": "only the reference may send",
     "cheat_command_pipe_flood": "stopped reading its commands",
     "cheat_suppress_fallback": "no custom kernel was launched",
-    "cheat_kill_reference": "the reference process failed",
 }
 
 
@@ -83,6 +83,46 @@ def test_runtime_defenses_hold_without_static_checks(name):
     assert RUNTIME_ONLY[name] in " ".join(verdict.reasons)
 
 
+def _isolated(verdict) -> bool:
+    return not verdict.environment.get("isolation", "none").startswith("none")
+
+
+def test_in_its_namespaces_the_candidate_finds_no_forge_process_to_kill():
+    verdict = cpu_eval("cheat_kill_reference", static_checks=False)
+    if not _isolated(verdict):
+        pytest.skip(f"no namespace isolation here: {verdict.environment.get('isolation')}")
+    # It found no reference in its /proc, so its (honest) kernel is all that is left.
+    assert verdict.passed, verdict.reasons
+
+
+def test_without_isolation_a_killed_reference_is_never_blamed_on_the_task():
+    verdict = cpu_eval("cheat_kill_reference", static_checks=False, isolate=False)
+    assert verdict.status == "crashed" and "the reference process failed" in verdict.reasons[0]
+    assert verdict.environment["isolation"] == "none: turned off"
+
+
+def test_in_its_namespaces_the_candidate_reaches_no_network(monkeypatch):
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(60)
+    monkeypatch.setenv("FORGE_TEST_LISTENER_PORT", str(listener.getsockname()[1]))
+    connections = []
+    threading.Thread(target=lambda: connections.append(listener.accept()), daemon=True).start()
+    try:
+        verdict = cpu_eval("cheat_network_lookup", static_checks=False)
+        if not _isolated(verdict):
+            pytest.skip(f"no namespace isolation here: {verdict.environment.get('isolation')}")
+        assert verdict.status == "runtime_error" and "while loading" in verdict.reasons[0], verdict.reasons
+        assert not connections
+        # The same candidate without the namespaces does connect: the test can see a connection.
+        cpu_eval("cheat_network_lookup", static_checks=False, isolate=False)
+        assert connections
+    finally:
+        listener.close()
+
+
 def test_recognizing_a_known_input_set_in_a_new_layout_is_caught():
     # Timed inputs are rolled *and* jittered, so no two calls share values: a cache that
     # recognizes a pool entry under a roll (exactly or nearly) returns a stale output,
@@ -99,12 +139,13 @@ def test_a_crash_is_seen_at_once_even_when_a_child_keeps_the_pipe_open():
 
 
 def test_rewriting_the_task_file_does_not_change_the_reference(tmp_path):
-    # The candidate runs with the host's rights and rewrites the task on disk (the
-    # damage stays, so a copy is used); the evaluation already holds the task's source.
+    # The candidate runs with the host's file rights and rewrites the task on disk (the damage
+    # stays, so a copy is used); the evaluation already holds the task's source. Without its
+    # namespaces, so that it can find the host's command line (in them it cannot: below).
     task = tmp_path / "scale_add.py"
     shutil.copy(TASKS / "scale_add.py", task)
     cmd = [sys.executable, "-m", "forge_sandbox", "eval", str(task), str(CANDIDATES / "cheat_rewrite_task.py")]
-    out = subprocess.run(cmd + ["--device", "cpu"], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(cmd + ["--device", "cpu", "--no-isolate"], capture_output=True, text=True, timeout=300)
     verdict = json.loads(out.stdout)
     assert "time.sleep" in task.read_text(), "the fixture did rewrite the file"
     assert verdict["status"] != "passed" or verdict["speedup"] < 1.0, verdict

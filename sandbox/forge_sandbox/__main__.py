@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--trials", type=int, default=5)
     ev.add_argument("--profile", action="store_true", help="profile the candidate's kernels with Nsight Compute")
     ev.add_argument("--profile-dir", default="forge-profiles", help="where the .ncu-rep report is kept")
+    ev.add_argument("--no-isolate", action="store_true", help="run the candidate without namespaces of its own")
     args = parser.parse_args(argv)
     options = EvalOptions(
         device=args.device,
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         trials=max(5, args.trials),
         profile=args.profile,
         profile_dir=os.path.abspath(args.profile_dir),
+        isolate=not args.no_isolate,
     )
     try:
         verdict = evaluate(args.task, args.candidate, options)

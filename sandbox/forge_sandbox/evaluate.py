@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from forge_sandbox import compare, hardware, protocol, static_check
+from forge_sandbox import compare, hardware, isolation, protocol, static_check
 from forge_sandbox.benchmark_stage import BenchmarkStage
 from forge_sandbox.host import RunnerFailure, RunnerProcess
 from forge_sandbox.taskfile import TaskError, resolve_size
@@ -54,6 +54,7 @@ class EvalOptions:
     profile: bool = False  # Nsight Compute metrics of the candidate's own kernels (CUDA, once it passed)
     profile_dir: str | None = None  # where the .ncu-rep report is kept
     profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
+    isolate: bool = True  # the candidate's runner in namespaces of its own (isolation.py), where available
 
 
 def _workdir_root() -> str | None:
@@ -125,8 +126,9 @@ class _Pipeline(BenchmarkStage):
         source = self._read_candidate()
         self._static(source)
         self.ref = self._start("reference")
-        self.cand = self._start("candidate")
+        self.cand = self._start("candidate", isolate=self.opt.isolate)
         self.verdict.environment = self._ask_ref({"op": "hello"})["environment"]
+        self._check_isolation()
         # The candidate compiles while the reference prepares.
         self.cand.send({"op": "load_candidate", "candidate": self.candidate})
         described = self._ask_ref(
@@ -230,10 +232,31 @@ class _Pipeline(BenchmarkStage):
         if trial.get("storage_ok") is False:
             raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
-    def _start(self, role: str) -> RunnerProcess:
-        runner = RunnerProcess(role, os.path.join(self.workdir, role), self.opt.device)
+    def _start(self, role: str, isolate: bool = False) -> RunnerProcess:
+        prefix = []
+        if isolate:
+            prefix, self.no_isolation = isolation.isolation_prefix()
+        runner = RunnerProcess(role, os.path.join(self.workdir, role), self.opt.device, prefix=prefix)
         self.runners.append(runner)
         return runner
+
+    def _check_isolation(self) -> None:
+        """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
+        env = self.verdict.environment
+        if not self.cand.isolated:
+            why_not = getattr(self, "no_isolation", None) or "turned off"
+            env["isolation"] = f"none: {why_not}"
+            if why_not != "turned off":
+                self.verdict.warnings.append(f"the candidate ran without namespace isolation: {why_not}")
+            return
+        if self.on_cuda and not self._ask_cand({"op": "hello", "probe": True}, stage="compile").get("cuda"):
+            self.cand.close()
+            self.runners.remove(self.cand)
+            self.cand = self._start("candidate")
+            env["isolation"] = "none: CUDA was not usable inside the namespaces"
+            self.verdict.warnings.append("the candidate ran without namespace isolation: CUDA was not usable inside")
+            return
+        env["isolation"] = "user, PID, mount and network namespaces"
 
     def _ask_ref(self, message: dict) -> dict:
         try:

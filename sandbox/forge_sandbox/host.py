@@ -41,8 +41,12 @@ def _signal_name(returncode: int) -> str:
 
 
 class RunnerProcess:
-    def __init__(self, role: str, workdir: str, device: str, env: dict | None = None) -> None:
+    def __init__(
+        self, role: str, workdir: str, device: str, env: dict | None = None, prefix: list[str] | None = None
+    ) -> None:
+        """``prefix`` (isolation.isolation_prefix) starts the runner in namespaces of its own."""
         self.role = role
+        self.isolated = bool(prefix)
         # Only the trusted reference sends outputs on the pipe; an announcement from
         # anyone else could make the host buffer gigabytes.
         self.accept_payload = role == "reference"
@@ -58,6 +62,7 @@ class RunnerProcess:
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [
+                    *(prefix or []),
                     sys.executable,
                     "-m",
                     "forge_sandbox.runner",
@@ -105,6 +110,8 @@ class RunnerProcess:
             raise self._fail("timeout", f"no answer within {timeout:g} s") from None
         except protocol.ChannelClosed:
             code = self._wait_exit(5.0)
+            if self.isolated and code > 128:  # the namespace's reaper reports a signal as 128 + its number
+                code = 128 - code
             raise self._fail("crashed", f"the process ended ({_signal_name(code)}) without answering") from None
         except protocol.ProtocolViolation as exc:
             raise self._fail("protocol", str(exc)) from None

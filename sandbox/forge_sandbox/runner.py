@@ -82,6 +82,8 @@ class Runner:
     # -- commands ---------------------------------------------------------------
 
     def cmd_hello(self, msg: dict) -> dict:
+        if msg.get("probe"):  # the candidate's runner, before any candidate code: does CUDA work here?
+            return {"cuda": self._cuda_works()}
         env = {
             "python": sys.version.split()[0],
             "torch": torch.__version__,
@@ -97,6 +99,15 @@ class Runner:
             env["triton"] = None
         env["triton_interpret"] = os.environ.get("TRITON_INTERPRET") == "1"
         return {"environment": env}
+
+    @staticmethod
+    def _cuda_works() -> bool:
+        try:
+            torch.zeros(1, device="cuda").add_(1)
+            torch.cuda.synchronize()
+            return True
+        except Exception:
+            return False
 
     def cmd_describe(self, msg: dict) -> dict:
         """How many input configurations the task has at this size, and its declarations."""
@@ -331,6 +342,25 @@ def serve(runner: Runner, cmd_fd: int, reply_fd: int) -> None:
         protocol.write_message(reply_fd, reply, payload if reply["ok"] else b"")
 
 
+def _become_reaper(*fds: int) -> None:
+    """In a PID namespace of its own (isolation.py) the runner would be PID 1, which ignores
+    signals it has no handler for, even its own SIGSEGV or SIGABRT. So PID 1 forks: the
+    child serves, and PID 1 only waits, reporting a death by signal N as exit status 128 + N."""
+    child = os.fork()
+    if child == 0:
+        return
+    for fd in fds:  # the host must see the pipes close when the serving child dies
+        os.close(fd)
+    while True:
+        try:
+            pid, status = os.waitpid(child, 0)
+        except InterruptedError:
+            continue
+        if pid == child:
+            break
+    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cmd-fd", type=int, required=True)
@@ -338,6 +368,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
+    if os.getpid() == 1:
+        _become_reaper(args.cmd_fd, args.reply_fd)
     serve(Runner(args.workdir, args.device), args.cmd_fd, args.reply_fd)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 _PROTECTED_ROOTS = {"torch", "time", "triton", "cupy", "numpy", "np", "builtins", "forge_sandbox", "gc", "os", "sys"}
 _THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess", "signal", "pty"}
 _INTROSPECTION_MODULES = {"gc", "inspect", "ctypes"}
+_NETWORK_MODULES = {"socket", "ssl", "urllib", "urllib3", "http", "requests", "httpx", "ftplib", "smtplib", "aiohttp"}
 _INTROSPECTION_CALLS = {"sys._getframe", "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers"}
 # os functions that start, signal or detach processes
 _PROCESS_CALLS = {
@@ -160,6 +161,8 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"imports {module}: threads or processes can do work outside the timed call")
         elif root in _INTROSPECTION_MODULES:
             self.flag(node, f"imports {module}: introspection of the evaluator's process is not allowed")
+        elif root in _NETWORK_MODULES:
+            self.flag(node, f"imports {module}: a kernel has no use for the network (answers fetched from elsewhere?)")
 
     def visit_Call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
