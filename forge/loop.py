@@ -159,11 +159,13 @@ class Optimizer:
         size = self._size()
         if not self.resumed:
             # A malformed task fails here, in one line, before any LLM call is paid for.
-            (info,) = inspect_tasks([self.task_path], size=size, device=s.device)
+            (info,) = inspect_tasks([self.task_path], size=size, device=s.device, probe=True)
             if not info.ok:
                 self.store.update_run(self.run_id, status="failed", stop_reason=info.error, finished_at=now())
                 raise OptimizeError(info.error)
-        env = probe_device(s.device)
+            env = info.environment
+        else:
+            env = probe_device(s.device)
         self.store.update_run(self.run_id, environment=json.dumps(env), size=size)
         self.facts = describe_device(env)
         self.display.started(self.run_id, run["task_name"], s, env)

@@ -22,6 +22,7 @@ class TaskInfo:
     flops: float | None = None
     bytes: float | None = None
     warnings: list[str] = field(default_factory=list)
+    environment: dict = field(default_factory=dict)  # the device's facts, when asked for (probe=True)
 
 
 def task_files(directory: str) -> list[str]:
@@ -34,9 +35,18 @@ def task_files(directory: str) -> list[str]:
 
 
 def inspect_tasks(
-    paths: list[str], size: str = "default", lint: bool = False, device: str = "cpu", timeout: float = 120.0
+    paths: list[str],
+    size: str = "default",
+    lint: bool = False,
+    device: str = "cpu",
+    timeout: float = 120.0,
+    probe: bool = False,
 ) -> list[TaskInfo]:
-    """Load each task in a runner; a task that crashes or hangs costs that runner, not the listing."""
+    """Load each task in a runner; a task that crashes or hangs costs that runner, not the listing.
+
+    With ``probe``, each good task's record also carries the device's facts, read by the
+    same runner (one process start instead of two, before a run's first round).
+    """
     workdir = tempfile.mkdtemp(prefix="forge-tasks-")
     runner = None
     results = []
@@ -59,6 +69,12 @@ def inspect_tasks(
                 results.append(TaskInfo(path, name, False, error=error))
                 continue
             fields = {k: reply[k] for k in ("doc", "inputs", "configs", "flops", "bytes", "warnings")}
+            if probe:
+                try:
+                    fields["environment"] = runner.request({"op": "hello"}, timeout)[0]["environment"]
+                except (RunnerFailure, KeyError) as failure:
+                    results.append(TaskInfo(path, name, False, error=f"probing the device failed: {failure}"))
+                    continue
             results.append(TaskInfo(path, name, True, **fields))
     finally:
         if runner is not None:
