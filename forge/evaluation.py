@@ -19,6 +19,14 @@ def profile_dir() -> str:
     return os.path.join(forge_home(), "profiles")
 
 
+def protected_paths() -> list[str]:
+    """Folders a candidate must not write (read-only in its namespaces): forge's store and forge's code."""
+    import forge
+    from forge.config import forge_home
+
+    return [forge_home(), os.path.dirname(os.path.abspath(forge.__file__))]
+
+
 def check_device(device: str) -> None:
     if device == "cuda":
         import torch
@@ -40,7 +48,13 @@ def run_eval(
     """Evaluate one candidate; raise EvaluationError for problems that are not the candidate's."""
     check_device(device)
     options = EvalOptions(
-        device=device, size=size, timeout=timeout, trials=trials, profile=profile, profile_dir=profile_dir()
+        device=device,
+        size=size,
+        timeout=timeout,
+        trials=trials,
+        profile=profile,
+        profile_dir=profile_dir(),
+        protect=protected_paths(),
     )
     try:
         return evaluate(task, candidate, options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -121,6 +122,29 @@ def test_in_its_namespaces_the_candidate_reaches_no_network(monkeypatch):
         assert connections
     finally:
         listener.close()
+
+
+def test_in_its_namespaces_the_candidate_cannot_rewrite_what_later_verdicts_trust(tmp_path, monkeypatch):
+    import torch
+
+    store = tmp_path / "forge-store"
+    store.mkdir()
+    monkeypatch.setenv("FORGE_TEST_TARGET_DIR", str(store))
+    monkeypatch.setenv("FORGE_TEST_TAMPER_TORCH", "1")
+    probe = os.path.join(os.path.dirname(torch.__file__), "forge_tamper_probe.txt")
+    try:
+        verdict = cpu_eval("cheat_tamper_files", static_checks=False, protect=[str(store)])
+        if not _isolated(verdict) or not verdict.environment["files"].startswith("read-only"):
+            pytest.skip(f"no read-only mounts here: {verdict.environment.get('files')}")
+        assert verdict.status == "runtime_error" and "Read-only file system" in verdict.reasons[0], verdict.reasons
+        assert not (store / "forge_tamper_probe.txt").exists() and not os.path.exists(probe)
+    finally:
+        if os.path.exists(probe):
+            os.unlink(probe)
+    # Without the namespaces the same write lands (in the test's folder only: torch is left alone).
+    monkeypatch.setenv("FORGE_TEST_TAMPER_TORCH", "0")
+    cpu_eval("cheat_tamper_files", static_checks=False, isolate=False)
+    assert (store / "forge_tamper_probe.txt").exists()
 
 
 def test_recognizing_a_known_input_set_in_a_new_layout_is_caught():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import CANDIDATES, REPO, TASKS
@@ -91,3 +92,16 @@ def test_tasks_flags_malformed_files_and_exits_nonzero():
     result = run("tasks", TASKS, "--size", "small", "--lint")
     assert result.exit_code == 1
     assert "bad_missing_model" in result.output and "does not depend on the inputs" in result.output
+
+
+def test_forge_eval_keeps_forge_home_out_of_the_candidates_reach(forge_home, monkeypatch):
+    # forge's store lives in FORGE_HOME: a candidate that could write there could forge a leaderboard.
+    forge_home.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("FORGE_TEST_TARGET_DIR", str(forge_home))
+    candidate = CANDIDATES / "cheat_tamper_files.py"
+    result = run("eval", TASKS / "scale_add.py", candidate, "--device", "cpu", "--json")
+    verdict = json.loads(result.output)
+    if not verdict["environment"].get("files", "").startswith("read-only"):
+        pytest.skip(f"no read-only mounts here: {verdict['environment'].get('files')}")
+    assert not (forge_home / "forge_tamper_probe.txt").exists(), "the candidate wrote into FORGE_HOME"
+    assert verdict["status"] == "runtime_error" and "Read-only file system" in verdict["reasons"][0]

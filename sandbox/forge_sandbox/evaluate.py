@@ -13,6 +13,7 @@ prints is read as a result.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -55,6 +56,7 @@ class EvalOptions:
     profile_dir: str | None = None  # where the .ncu-rep report is kept
     profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
     isolate: bool = True  # the candidate's runner in namespaces of its own (isolation.py), where available
+    protect: list[str] = dataclasses.field(default_factory=list)  # more folders made read-only for it (the store)
 
 
 def _workdir_root() -> str | None:
@@ -233,10 +235,13 @@ class _Pipeline(BenchmarkStage):
             raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
     def _start(self, role: str, isolate: bool = False) -> RunnerProcess:
-        prefix = []
+        prefix, args, own = [], [], os.path.join(self.workdir, role)
         if isolate:
             prefix, self.no_isolation = isolation.isolation_prefix()
-        runner = RunnerProcess(role, os.path.join(self.workdir, role), self.opt.device, prefix=prefix)
+            os.makedirs(own, exist_ok=True)
+            protect = isolation.protected_paths(self.task, self.workdir, self.opt.protect)
+            args = ["--protect", json.dumps(protect), "--writable", json.dumps(isolation.writable_paths(own))]
+        runner = RunnerProcess(role, own, self.opt.device, prefix=prefix, extra_args=args if prefix else [])
         self.runners.append(runner)
         return runner
 
@@ -246,14 +251,18 @@ class _Pipeline(BenchmarkStage):
         if not self.cand.isolated:
             why_not = getattr(self, "no_isolation", None) or "turned off"
             env["isolation"] = f"none: {why_not}"
+            env["files"] = "not restricted: not isolated"
             if why_not != "turned off":
                 self.verdict.warnings.append(f"the candidate ran without namespace isolation: {why_not}")
             return
-        if self.on_cuda and not self._ask_cand({"op": "hello", "probe": True}, stage="compile").get("cuda"):
+        probe = self._ask_cand({"op": "hello", "probe": True}, stage="compile")
+        env["files"] = str(probe.get("files"))
+        if self.on_cuda and not probe.get("cuda"):
             self.cand.close()
             self.runners.remove(self.cand)
             self.cand = self._start("candidate")
             env["isolation"] = "none: CUDA was not usable inside the namespaces"
+            env["files"] = "not restricted: not isolated"
             self.verdict.warnings.append("the candidate ran without namespace isolation: CUDA was not usable inside")
             return
         env["isolation"] = "user, PID, mount and network namespaces"

@@ -42,7 +42,13 @@ def _signal_name(returncode: int) -> str:
 
 class RunnerProcess:
     def __init__(
-        self, role: str, workdir: str, device: str, env: dict | None = None, prefix: list[str] | None = None
+        self,
+        role: str,
+        workdir: str,
+        device: str,
+        env: dict | None = None,
+        prefix: list[str] | None = None,
+        extra_args: list[str] | None = None,
     ) -> None:
         """``prefix`` (isolation.isolation_prefix) starts the runner in namespaces of its own."""
         self.role = role
@@ -74,6 +80,7 @@ class RunnerProcess:
                     workdir,
                     "--device",
                     device,
+                    *(extra_args or []),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -1,27 +1,39 @@
-"""Namespaces for the candidate's process: it cannot see or signal forge's processes, nor reach a network.
+"""Namespaces for the candidate's process: it cannot see or signal forge's processes, reach a network,
+or write where forge keeps what it trusts.
 
 The candidate's runner starts under ``unshare`` (util-linux) in new user, PID,
-mount and network namespaces, with the user mapped to itself: inside, it is
-PID 2 under a reaper (see runner.py), ``/proc`` shows only its own processes,
-there is no network but a down loopback, and a process outside (the host, the
-reference runner, the user's shell) has no PID it could name. Killing the
-namespace's first process kills everything in it, so nothing it starts
-outlives its evaluation. What this does not do: take away the user's file
-rights (the user is mapped to itself; an unprivileged user cannot map to
-another without newuidmap), so the static check still rejects file tricks.
+mount and network namespaces, the user mapped to root there (which gives it
+nothing outside): inside, it is PID 2 under a reaper (see runner.py), ``/proc``
+shows only its own processes, there is no network but a down loopback, and a
+process outside (the host, the reference runner, the user's shell) has no PID
+it could name. Killing the namespace's first process kills everything in it,
+so nothing it starts outlives its evaluation.
+
+Files: before any candidate code runs, the reaper bind-mounts read-only what a
+candidate could tamper with to fool a later verdict (the Python installation
+with torch, forge's own code, the task's folder, forge's store, the other
+runners' files), keeping writable what compilers need (its own folder, the
+temp and cache folders); then the serving process moves into a nested user and
+mount namespace, where those mounts are locked: it cannot remount them
+writable or unmount them. The user's other files keep the user's rights.
 
 Where user namespaces are off (a sysctl, a container's seccomp profile) or
-``unshare`` is missing, evaluations go on without it and say so.
+``unshare`` is missing, evaluations go on without them and say so.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import shutil
+import site
 import subprocess
+import sys
 
 # --kill-child: if unshare itself dies, its child gets SIGKILL; --mount-proc implies a mount namespace.
 _NAMESPACES = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net"]
-_USER_MAPS = (["--user", "--map-current-user"], ["--user", "--map-root-user"])  # -c needs util-linux 2.38
+# Root in the namespace keeps the capabilities that the read-only mounts need after exec.
+_USER_MAPS = (["--user", "--map-root-user"],)
 
 _probed: tuple[list[str], str | None] | None = None
 
@@ -49,3 +61,85 @@ def _probe() -> tuple[list[str], str | None]:
             return prefix, None
         error = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
     return [], f"user namespaces are not available here ({error[:200]})"
+
+
+# -- read-only mounts -----------------------------------------------------------------------
+
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT = 1, 2, 4, 8, 32
+_MS_NOATIME, _MS_NODIRATIME, _MS_BIND, _MS_REC, _MS_RELATIME = 1024, 2048, 4096, 16384, 1 << 21
+_CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
+
+
+def protected_paths(task: str, eval_workdir: str, extra: list[str]) -> list[str]:
+    """What a candidate could rewrite to change later verdicts: Python and its packages (torch),
+    forge's code, the task's folder, this evaluation's folder, and what the caller adds (forge's store)."""
+    import forge_sandbox
+
+    paths = [sys.prefix, sys.base_prefix, *site.getsitepackages()]
+    paths.append(os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__))))
+    paths += [os.path.dirname(os.path.abspath(task)), eval_workdir, *extra]
+    return _existing(paths)
+
+
+def writable_paths(own_workdir: str) -> list[str]:
+    """What a candidate's build and run must write: its folder, temp files and the compilers' caches."""
+    home = os.path.expanduser("~")
+    paths = [own_workdir, "/tmp", "/var/tmp", os.environ.get("TMPDIR", "")]
+    paths += [os.path.join(home, name) for name in (".cache", ".triton", ".nv", ".cupy")]
+    paths += [os.environ.get(name, "") for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR")]
+    paths += [os.environ.get("XDG_CACHE_HOME", "")]
+    return _existing(paths)
+
+
+def _existing(paths: list[str]) -> list[str]:
+    seen: list[str] = []
+    for path in paths:
+        if path and os.path.isdir(path):
+            real = os.path.realpath(path)
+            if real != "/" and real not in seen:
+                seen.append(real)
+    return seen
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    libc.unshare.argtypes = [ctypes.c_int]
+    return libc
+
+
+def _mount(libc, source: str | None, target: str, flags: int) -> None:
+    if libc.mount(source.encode() if source else None, target.encode(), None, flags, None) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), target)
+
+
+def _kept_flags(path: str) -> int:
+    """The flags a remount must repeat: in a user namespace they are locked to the original's."""
+    f = os.statvfs(path).f_flag
+    flags = f & (_MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_NOATIME | _MS_NODIRATIME)
+    return flags | (_MS_RELATIME if f & 4096 else 0)
+
+
+def restrict_files(protect: list[str], writable: list[str]) -> None:
+    """Bind ``protect`` read-only, ``writable`` staying writable inside them. Raises OSError."""
+    libc = _libc()
+    protect = [p for p in protect if p not in writable]  # a folder that is both stays writable
+    # Writable places first: the recursive read-only binds below carry them along as they are.
+    for path in writable:
+        if any(path == p or path.startswith(p + os.sep) for p in protect):
+            _mount(libc, path, path, _MS_BIND | _MS_REC)
+    for path in sorted(protect, key=len):
+        _mount(libc, path, path, _MS_BIND | _MS_REC)
+        _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _kept_flags(path))
+
+
+def lock_mounts() -> None:
+    """Move into a nested user and mount namespace: the mounts made above become locked there."""
+    libc = _libc()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", "0 0 1"), ("gid_map", "0 0 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)

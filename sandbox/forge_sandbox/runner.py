@@ -15,6 +15,7 @@ primitives untouched) are extra evidence, not the verdict.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
@@ -22,7 +23,7 @@ import traceback
 
 import torch
 
-from forge_sandbox import census, compare, device_facts, protocol, static_check, taskfile, timing
+from forge_sandbox import census, compare, device_facts, isolation, protocol, static_check, taskfile, timing
 
 
 def _one_line(exc: BaseException) -> str:
@@ -75,6 +76,7 @@ class Runner:
         self.pool: list[list] = []
         self.role = ""
         self.payload = b""  # raw bytes to send after the next reply
+        self.files = "not restricted: not isolated"  # what isolation.restrict_files achieved
 
     def path(self, name: str) -> str:
         return os.path.join(self.workdir, name)
@@ -82,8 +84,8 @@ class Runner:
     # -- commands ---------------------------------------------------------------
 
     def cmd_hello(self, msg: dict) -> dict:
-        if msg.get("probe"):  # the candidate's runner, before any candidate code: does CUDA work here?
-            return {"cuda": self._cuda_works()}
+        if msg.get("probe"):  # the candidate's runner, before any candidate code: its isolation, and CUDA
+            return {"files": self.files, "cuda": self._cuda_works() if self.device.type == "cuda" else None}
         env = {
             "python": sys.version.split()[0],
             "torch": torch.__version__,
@@ -342,6 +344,16 @@ def serve(runner: Runner, cmd_fd: int, reply_fd: int) -> None:
         protocol.write_message(reply_fd, reply, payload if reply["ok"] else b"")
 
 
+def _restrict_files(protect: list[str], writable: list[str]) -> str:
+    if not protect:
+        return "not restricted: nothing to protect"
+    try:
+        isolation.restrict_files(protect, writable)
+    except OSError as exc:
+        return f"not restricted: {exc.strerror} ({exc.filename})"
+    return f"read-only: {len(protect)} folders"
+
+
 def _become_reaper(*fds: int) -> None:
     """In a PID namespace of its own (isolation.py) the runner would be PID 1, which ignores
     signals it has no handler for, even its own SIGSEGV or SIGABRT. So PID 1 forks: the
@@ -367,10 +379,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reply-fd", type=int, required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--protect", default="[]", help="JSON list of folders to make read-only (isolated only)")
+    parser.add_argument("--writable", default="[]", help="JSON list of folders to keep writable inside them")
     args = parser.parse_args(argv)
-    if os.getpid() == 1:
+    files = "not restricted: not isolated"
+    if os.getpid() == 1:  # in namespaces of its own (isolation.py), before any candidate code
+        files = _restrict_files(json.loads(args.protect), json.loads(args.writable))
         _become_reaper(args.cmd_fd, args.reply_fd)
-    serve(Runner(args.workdir, args.device), args.cmd_fd, args.reply_fd)
+        if files.startswith("read-only"):
+            try:
+                isolation.lock_mounts()
+            except OSError as exc:  # without the lock the candidate could remount them writable
+                files = f"not restricted: the mounts could not be locked ({exc.strerror})"
+    runner = Runner(args.workdir, args.device)
+    runner.files = files
+    serve(runner, args.cmd_fd, args.reply_fd)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: a candidate's atexit hooks or threads must not
