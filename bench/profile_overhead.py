@@ -1,9 +1,10 @@
 """Nsight Compute's cost per candidate, and a recorded report for the parser's fixtures.
 
-For each task it evaluates the bundled honest kernel twice in fresh processes,
-once plain and once with ``--profile``, and records the verdict times, the time
-ncu itself took (the goal: under 30 s per candidate) and what it measured for
-the candidate's kernels. The first report that worked is exported as the CSV
+For each task it evaluates the bundled honest kernel in fresh processes: plain,
+with ``--profile``, and with ``--profile --profile-isolated`` (the experiment that
+shows whether ncu's target runs in the candidate's namespaces on this machine);
+it records the verdict times, the time ncu itself took (the goal: under 30 s per
+candidate) and what it measured for the candidate's kernels. The first report that worked is exported as the CSV
 pages that tests/test_ncu.py reads (raw.csv, details.csv, kernel_names.txt and
 version.txt), ready to be committed under tests/fixtures/ncu/recorded/.
 
@@ -29,8 +30,8 @@ from eval_repeatability import commit  # noqa: E402
 from forge_sandbox import ncu, static_check  # noqa: E402
 
 
-def evaluate(task: str, kernel: str, profile_dir: str | None, timeout: float) -> dict:
-    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, kernel]
+def evaluate(task: str, kernel: str, profile_dir: str | None, timeout: float, *flags: str) -> dict:
+    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, kernel, *flags]
     if profile_dir:
         cmd += ["--profile", "--profile-dir", profile_dir]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=timeout)
@@ -73,6 +74,9 @@ def main() -> None:
         kernel = os.path.join(REPO, "bench", "kernels", f"{name}.py")
         plain = evaluate(task, kernel, None, args.timeout)
         profiled = evaluate(task, kernel, reports, args.timeout)
+        # The experiment that decides whether ncu's target can run in the candidate's namespaces.
+        isolated = evaluate(task, kernel, reports, args.timeout, "--profile-isolated")
+        isolated_hw = isolated.get("hardware") or {}
         device = (profiled.get("environment") or {}).get("device_name", device)
         hw = profiled.get("hardware") or {}
         result = hw.get("ncu") or {}
@@ -85,11 +89,15 @@ def main() -> None:
             "kernels": result.get("kernels"),
             "report": result.get("report"),
             "not_measured": [m for m in hw.get("not_measured", []) if m.startswith("Nsight")],
+            "environment": {k: profiled.get("environment", {}).get(k) for k in ("isolation", "files")},
+            "isolated_profile_s": (isolated_hw.get("ncu") or {}).get("seconds"),
+            "isolated_not_measured": [m for m in isolated_hw.get("not_measured", []) if m.startswith("Nsight")],
         }
         rows.append(row)
         print(
             f"{name:24s} verdict {row['verdict_s']} s, with --profile {row['verdict_with_profile_s']} s, "
-            f"ncu {row['ncu_s']} s  {'; '.join(row['not_measured'])}",
+            f"ncu {row['ncu_s']} s  {'; '.join(row['not_measured'])}; isolated ncu {row['isolated_profile_s']} s "
+            f"{'; '.join(row['isolated_not_measured'])}; {row['environment']}",
             flush=True,
         )
         if fixture is None and result.get("report"):

@@ -20,7 +20,7 @@ import time
 
 FLAGS_WITH_VALUE = {
     "--profile-from-start", "--clock-control", "--launch-count", "--kernel-name-base", "-k", "--section",
-    "--metrics", "-o", "-i", "--page", "--print-units", "--print-kernel-base", "--launch-skip", "--log-file",
+    "--metrics", "-o", "-i", "--page", "--print-units", "--print-kernel-base", "--launch-skip", "--log-file", "--target-processes",
 }  # fmt: skip
 
 

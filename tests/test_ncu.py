@@ -293,3 +293,21 @@ def test_a_failure_inside_profiling_never_ends_an_evaluation():
     hw, missing = {}, []
     stage._nsight_compute(hw, missing)
     assert "ncu" not in hw and missing[0].startswith("Nsight Compute metrics: profiling failed inside forge (")
+
+
+def test_the_profiled_target_can_run_in_the_candidates_namespaces(tmp_path, fake_ncu):
+    from forge_sandbox import isolation
+
+    prefix, why_not = isolation.isolation_prefix()
+    if why_not:
+        pytest.skip(why_not)
+    request = _request(tmp_path)
+    protected = tmp_path / "store"
+    protected.mkdir()
+    request.isolation_prefix = prefix
+    request.target_args = ["--protect", json.dumps([str(protected)]), "--writable", json.dumps([str(tmp_path)])]
+    result = ncu.profile(request)
+    assert result.get("isolated") is True, result
+    run = next(c for c in _calls(fake_ncu) if "-o" in c)
+    assert "--target-processes" in run and run[run.index("-o") + 2 :][: len(prefix)] == prefix
+    assert "forge profile target: read-only: 1 folders" in (tmp_path / "work" / "target.log").read_text()

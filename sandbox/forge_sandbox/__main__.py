@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--profile", action="store_true", help="profile the candidate's kernels with Nsight Compute")
     ev.add_argument("--profile-dir", default="forge-profiles", help="where the .ncu-rep report is kept")
     ev.add_argument("--no-isolate", action="store_true", help="run the candidate without namespaces of its own")
+    ev.add_argument("--profile-isolated", action="store_true", help="run ncu's target in the namespaces too")
     args = parser.parse_args(argv)
     options = EvalOptions(
         device=args.device,
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         profile=args.profile,
         profile_dir=os.path.abspath(args.profile_dir),
         isolate=not args.no_isolate,
+        profile_isolated=args.profile_isolated,
     )
     try:
         verdict = evaluate(args.task, args.candidate, options)

@@ -13,7 +13,7 @@ import os
 import secrets
 import statistics
 
-from forge_sandbox import compare, hardware, ncu, protocol
+from forge_sandbox import compare, hardware, isolation, ncu, protocol
 from forge_sandbox.host import RunnerFailure
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
@@ -133,6 +133,13 @@ class BenchmarkStage:
             hw["ncu"] = result
 
     def _run_ncu(self) -> dict:
+        workdir = os.path.join(self.workdir, "ncu")
+        prefix, args = [], []
+        if self.opt.profile_isolated:
+            prefix, why_not = isolation.isolation_prefix()
+            args = self._isolation_args(workdir) if prefix else []
+            if why_not:
+                return {"error": f"isolated profiling asked for, but {why_not}"}
         return ncu.profile(
             ncu.ProfileRequest(
                 candidate=self.candidate,
@@ -140,11 +147,13 @@ class BenchmarkStage:
                 inputs=self.setup["verify_inputs"],
                 init_seed=self.init_seed,
                 kernel_names=self.kernel_names,
-                workdir=os.path.join(self.workdir, "ncu"),
+                workdir=workdir,
                 device=self.opt.device,
                 report_dir=self.opt.profile_dir,
                 report_name=os.path.splitext(os.path.basename(self.candidate))[0],
                 timeout=self.opt.profile_timeout,
+                isolation_prefix=prefix,
+                target_args=args,
             )
         )
 

@@ -57,6 +57,7 @@ class EvalOptions:
     profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
     isolate: bool = True  # the candidate's runner in namespaces of its own (isolation.py), where available
     protect: list[str] = dataclasses.field(default_factory=list)  # more folders made read-only for it (the store)
+    profile_isolated: bool = False  # run ncu's target in the candidate's namespaces too (unproven on GPUs)
 
 
 def _workdir_root() -> str | None:
@@ -238,12 +239,16 @@ class _Pipeline(BenchmarkStage):
         prefix, args, own = [], [], os.path.join(self.workdir, role)
         if isolate:
             prefix, self.no_isolation = isolation.isolation_prefix()
-            os.makedirs(own, exist_ok=True)
-            protect = isolation.protected_paths(self.task, self.workdir, self.opt.protect)
-            args = ["--protect", json.dumps(protect), "--writable", json.dumps(isolation.writable_paths(own))]
+            args = self._isolation_args(own)
         runner = RunnerProcess(role, own, self.opt.device, prefix=prefix, extra_args=args if prefix else [])
         self.runners.append(runner)
         return runner
+
+    def _isolation_args(self, own: str) -> list[str]:
+        """The runner's --protect and --writable arguments: ``own`` is its only writable forge folder."""
+        os.makedirs(own, exist_ok=True)
+        protect = isolation.protected_paths(self.task, self.workdir, self.opt.protect)
+        return ["--protect", json.dumps(protect), "--writable", json.dumps(isolation.writable_paths(own))]
 
     def _check_isolation(self) -> None:
         """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""

@@ -143,3 +143,49 @@ def lock_mounts() -> None:
     for name, text in (("setgroups", "deny"), ("uid_map", "0 0 1"), ("gid_map", "0 0 1")):
         with open(f"/proc/self/{name}", "w") as f:
             f.write(text)
+
+
+# -- inside the namespaces ------------------------------------------------------------------
+
+
+def settle(protect: list[str], writable: list[str], *fds: int) -> str:
+    """Run first thing in a process that is PID 1 of its namespaces: make ``protect`` read-only,
+    fork (this process stays behind as the reaper), lock the mounts in the child, which returns
+    and goes on. ``fds`` are closed in the reaper. Returns what was achieved, as one line."""
+    files = _restrict(protect, writable)
+    _become_reaper(*fds)
+    if files.startswith("read-only"):
+        try:
+            lock_mounts()
+        except OSError as exc:  # without the lock the candidate could remount them writable
+            files = f"not restricted: the mounts could not be locked ({exc.strerror})"
+    return files
+
+
+def _restrict(protect: list[str], writable: list[str]) -> str:
+    if not protect:
+        return "not restricted: nothing to protect"
+    try:
+        restrict_files(protect, writable)
+    except OSError as exc:
+        return f"not restricted: {exc.strerror} ({exc.filename})"
+    return f"read-only: {len(protect)} folders"
+
+
+def _become_reaper(*fds: int) -> None:
+    """As PID 1 of a PID namespace a process ignores signals it has no handler for, even its own
+    SIGSEGV or SIGABRT. So PID 1 forks: the child goes on, and PID 1 only waits, reporting a death
+    by signal N as exit status 128 + N (host.py reads it back)."""
+    child = os.fork()
+    if child == 0:
+        return
+    for fd in fds:  # the host must see the pipes close when the working child dies
+        os.close(fd)
+    while True:
+        try:
+            pid, status = os.waitpid(child, 0)
+        except InterruptedError:
+            continue
+        if pid == child:
+            break
+    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from forge_sandbox import ncu_metrics
 from forge_sandbox.host import child_environment, kill_group_and_strays
@@ -50,6 +50,11 @@ class ProfileRequest:
     report_dir: str | None = None  # where the .ncu-rep is kept; None keeps it under the system's temp dir
     report_name: str = "candidate"
     timeout: float = 240.0  # the profiled run; the exports have their own
+    # The target in the candidate's namespaces (isolation.py): the unshare prefix, and the target's
+    # --protect/--writable arguments. Off by default until shown to work under ncu on a GPU (ncu's
+    # injected library talks to the ncu process, and counters kept for admins are out of a namespace's reach).
+    isolation_prefix: list[str] = field(default_factory=list)
+    target_args: list[str] = field(default_factory=list)
 
 
 def find_ncu() -> str | None:
@@ -86,8 +91,11 @@ def profile_command(ncu: str, report_base: str, request: ProfileRequest, extra_m
         cmd += ["--section", section]
     if extra_metrics:
         cmd += ["--metrics", ",".join(ncu_metrics.EXTRA_METRICS)]
-    cmd += ["-f", "-o", report_base]
+    if request.isolation_prefix:  # the application is unshare; the target is its grandchild
+        cmd += ["--target-processes", "all"]
+    cmd += ["-f", "-o", report_base, *request.isolation_prefix]
     cmd += [sys.executable, "-m", "forge_sandbox.profile_target", "--candidate", request.candidate]
+    cmd += request.target_args
     cmd += ["--init-inputs", request.init_inputs, "--inputs", request.inputs]
     cmd += ["--init-seed", str(request.init_seed), "--device", request.device]
     return cmd
@@ -139,6 +147,7 @@ def profile(request: ProfileRequest) -> dict:
         "all_launches": profiled < LAUNCH_COUNT,
         "version": ncu_version(ncu),
         "clock_control": "none",
+        "isolated": bool(request.isolation_prefix),
     }
     try:
         result["report"] = _keep(report, request)

@@ -14,12 +14,13 @@ the evidence, and it is diagnostic, never the verdict.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
 import torch
 
-from forge_sandbox import census, protocol, static_check, taskfile
+from forge_sandbox import census, isolation, protocol, static_check, taskfile
 
 
 def _to_device(values: list, device: torch.device) -> list:
@@ -58,7 +59,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--init-seed", type=int, required=True)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--protect", default="[]", help="JSON list of folders made read-only (isolated only)")
+    parser.add_argument("--writable", default="[]", help="JSON list of folders kept writable inside them")
     args = parser.parse_args(argv)
+    if os.getpid() == 1:  # started in namespaces of its own (ncu.py, isolated profiling)
+        print("forge profile target:", isolation.settle(json.loads(args.protect), json.loads(args.writable)))
     run(args.candidate, args.init_inputs, args.inputs, args.init_seed, args.device, args.warmup)
     sys.stdout.flush()
     sys.stderr.flush()

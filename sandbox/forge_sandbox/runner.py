@@ -344,35 +344,6 @@ def serve(runner: Runner, cmd_fd: int, reply_fd: int) -> None:
         protocol.write_message(reply_fd, reply, payload if reply["ok"] else b"")
 
 
-def _restrict_files(protect: list[str], writable: list[str]) -> str:
-    if not protect:
-        return "not restricted: nothing to protect"
-    try:
-        isolation.restrict_files(protect, writable)
-    except OSError as exc:
-        return f"not restricted: {exc.strerror} ({exc.filename})"
-    return f"read-only: {len(protect)} folders"
-
-
-def _become_reaper(*fds: int) -> None:
-    """In a PID namespace of its own (isolation.py) the runner would be PID 1, which ignores
-    signals it has no handler for, even its own SIGSEGV or SIGABRT. So PID 1 forks: the
-    child serves, and PID 1 only waits, reporting a death by signal N as exit status 128 + N."""
-    child = os.fork()
-    if child == 0:
-        return
-    for fd in fds:  # the host must see the pipes close when the serving child dies
-        os.close(fd)
-    while True:
-        try:
-            pid, status = os.waitpid(child, 0)
-        except InterruptedError:
-            continue
-        if pid == child:
-            break
-    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cmd-fd", type=int, required=True)
@@ -384,13 +355,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     files = "not restricted: not isolated"
     if os.getpid() == 1:  # in namespaces of its own (isolation.py), before any candidate code
-        files = _restrict_files(json.loads(args.protect), json.loads(args.writable))
-        _become_reaper(args.cmd_fd, args.reply_fd)
-        if files.startswith("read-only"):
-            try:
-                isolation.lock_mounts()
-            except OSError as exc:  # without the lock the candidate could remount them writable
-                files = f"not restricted: the mounts could not be locked ({exc.strerror})"
+        files = isolation.settle(json.loads(args.protect), json.loads(args.writable), args.cmd_fd, args.reply_fd)
     runner = Runner(args.workdir, args.device)
     runner.files = files
     serve(runner, args.cmd_fd, args.reply_fd)
