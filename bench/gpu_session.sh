@@ -6,6 +6,7 @@
 #   bash bench/gpu_session.sh repeat A-M   # repeatability of the bundled tasks whose names start with A..M
 #   bash bench/gpu_session.sh repeat N-Z
 #   bash bench/gpu_session.sh ncu          # profiling overhead, and real Nsight Compute output for fixtures
+#   bash bench/gpu_session.sh latency      # verdict latency per backend (Triton, CUDA C++, CuPy), cold and warm
 #   bash bench/gpu_session.sh optimize     # a full scripted `forge optimize` (carry .whl: the control side's
 #                                          # wheels, made by bench/control_wheels.sh on the development machine)
 # Results go to $OUT (the device tool brings it back) or bench/results/.
@@ -21,7 +22,7 @@ stamp="$(date -u +%Y-%m-%d)"
 
 case "${1:-tests}" in
   tests)
-    python -m pytest -q tests/test_adversarial.py tests/test_ncu.py -m gpu -p no:cacheprovider 2>&1 | tee "$out/gpu-tests-$stamp.txt"
+    python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py -m gpu -p no:cacheprovider 2>&1 | tee "$out/gpu-tests-$stamp.txt"
     ;;
   repeat)
     range="${2:-A-Z}"
@@ -33,6 +34,9 @@ case "${1:-tests}" in
     # bundled kernels: its cost per candidate, and the first report exported as parser fixtures.
     ncu --version > "$out/ncu-version-$stamp.txt"
     python bench/profile_overhead.py --out "$out" --tasks softmax_rows gemm_fp16 layernorm
+    ;;
+  latency)
+    python bench/verdict_latency.py --out "$out"
     ;;
   optimize)
     if ls .whl/*.whl >/dev/null 2>&1; then

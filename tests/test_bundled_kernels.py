@@ -23,3 +23,27 @@ def test_bundled_kernel_passes_on_cpu(name):
         EvalOptions(device="cpu", size="small", timeout=120.0),
     )
     assert v.status == "passed", v.reasons
+
+
+BACKEND_KERNELS = sorted(p.name for p in (REPO / "bench" / "backends").glob("*.py"))
+
+
+@pytest.mark.parametrize("name", BACKEND_KERNELS)
+def test_backend_kernels_pass_the_static_check(name):
+    from forge_sandbox.static_check import check_source
+
+    report = check_source((REPO / "bench" / "backends" / name).read_text())
+    assert not report.findings and report.kernel_names, report
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", BACKEND_KERNELS)
+def test_backend_kernels_pass_on_a_gpu(name):
+    task = name.rsplit("_", 1)[0]
+    v = evaluate(
+        str(REPO / "tasks" / f"{task}.py"),
+        str(REPO / "bench" / "backends" / name),
+        EvalOptions(device="cuda", timeout=600.0),
+    )
+    assert v.status == "passed", v.reasons
+    assert v.hardware["census"]["own_share"] > 0.9, v.hardware["census"]
