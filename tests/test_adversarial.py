@@ -127,22 +127,25 @@ def test_in_its_namespaces_the_candidate_reaches_no_network(monkeypatch):
 def test_in_its_namespaces_the_candidate_cannot_rewrite_what_later_verdicts_trust(tmp_path, monkeypatch):
     import torch
 
-    store = tmp_path / "forge-store"
-    store.mkdir()
-    monkeypatch.setenv("FORGE_TEST_TARGET_DIR", str(store))
-    monkeypatch.setenv("FORGE_TEST_TAMPER_TORCH", "1")
     probe = os.path.join(os.path.dirname(torch.__file__), "forge_tamper_probe.txt")
+    monkeypatch.setenv("FORGE_TEST_TAMPER_TORCH", "1")  # torch's own package folder
     try:
-        verdict = cpu_eval("cheat_tamper_files", static_checks=False, protect=[str(store)])
-        if not _isolated(verdict) or not verdict.environment["files"].startswith("read-only"):
+        verdict = cpu_eval("cheat_tamper_files", static_checks=False)
+        if not verdict.environment.get("files", "").startswith("read-only"):
             pytest.skip(f"no read-only mounts here: {verdict.environment.get('files')}")
         assert verdict.status == "runtime_error" and "Read-only file system" in verdict.reasons[0], verdict.reasons
-        assert not (store / "forge_tamper_probe.txt").exists() and not os.path.exists(probe)
+        assert not os.path.exists(probe)
     finally:
         if os.path.exists(probe):
             os.unlink(probe)
-    # Without the namespaces the same write lands (in the test's folder only: torch is left alone).
+    # A store under /tmp: inside, /tmp is a private tmpfs, so the folder is not even there.
+    store = tmp_path / "forge-store"
+    store.mkdir()
     monkeypatch.setenv("FORGE_TEST_TAMPER_TORCH", "0")
+    monkeypatch.setenv("FORGE_TEST_TARGET_DIR", str(store))
+    verdict = cpu_eval("cheat_tamper_files", static_checks=False)
+    assert verdict.status == "runtime_error" and not (store / "forge_tamper_probe.txt").exists()
+    # Without the namespaces the same write lands (in the test's folder only: torch is left alone).
     cpu_eval("cheat_tamper_files", static_checks=False, isolate=False)
     assert (store / "forge_tamper_probe.txt").exists()
 

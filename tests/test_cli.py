@@ -104,4 +104,4 @@ def test_forge_eval_keeps_forge_home_out_of_the_candidates_reach(forge_home, mon
     if not verdict["environment"].get("files", "").startswith("read-only"):
         pytest.skip(f"no read-only mounts here: {verdict['environment'].get('files')}")
     assert not (forge_home / "forge_tamper_probe.txt").exists(), "the candidate wrote into FORGE_HOME"
-    assert verdict["status"] == "runtime_error" and "Read-only file system" in verdict["reasons"][0]
+    assert verdict["status"] == "runtime_error", verdict["reasons"]

@@ -302,12 +302,14 @@ def test_the_profiled_target_can_run_in_the_candidates_namespaces(tmp_path, fake
     if why_not:
         pytest.skip(why_not)
     request = _request(tmp_path)
-    protected = tmp_path / "store"
-    protected.mkdir()
-    request.isolation_prefix = prefix
-    request.target_args = ["--protect", json.dumps([str(protected)]), "--writable", json.dumps([str(tmp_path)])]
+    caches = isolation.cache_environment()
+    work = tmp_path / "work"
+    work.mkdir()
+    layout = isolation.layout(str(work), [str(tmp_path), str(CANDIDATES)], caches)
+    request.isolation_prefix, request.env = prefix, caches
+    request.target_args = ["--layout", json.dumps(layout)]
     result = ncu.profile(request)
     assert result.get("isolated") is True, result
     run = next(c for c in _calls(fake_ncu) if "-o" in c)
     assert "--target-processes" in run and run[run.index("-o") + 2 :][: len(prefix)] == prefix
-    assert "forge profile target: read-only: 1 folders" in (tmp_path / "work" / "target.log").read_text()
+    assert "forge profile target: read-only except" in (tmp_path / "work" / "target.log").read_text()

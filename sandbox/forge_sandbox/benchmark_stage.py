@@ -134,12 +134,12 @@ class BenchmarkStage:
 
     def _run_ncu(self) -> dict:
         workdir = os.path.join(self.workdir, "ncu")
-        prefix, args = [], []
+        prefix, args, caches = [], [], {}
         if self.opt.profile_isolated:
             prefix, why_not = isolation.isolation_prefix()
-            args = self._isolation_args(workdir) if prefix else []
             if why_not:
                 return {"error": f"isolated profiling asked for, but {why_not}"}
+            args, caches = self._isolation_args(workdir)
         return ncu.profile(
             ncu.ProfileRequest(
                 candidate=self.candidate,
@@ -154,6 +154,7 @@ class BenchmarkStage:
                 timeout=self.opt.profile_timeout,
                 isolation_prefix=prefix,
                 target_args=args,
+                env=caches,
             )
         )
 

@@ -56,7 +56,6 @@ class EvalOptions:
     profile_dir: str | None = None  # where the .ncu-rep report is kept
     profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
     isolate: bool = True  # the candidate's runner in namespaces of its own (isolation.py), where available
-    protect: list[str] = dataclasses.field(default_factory=list)  # more folders made read-only for it (the store)
     profile_isolated: bool = False  # run ncu's target in the candidate's namespaces too (unproven on GPUs)
 
 
@@ -236,19 +235,23 @@ class _Pipeline(BenchmarkStage):
             raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
     def _start(self, role: str, isolate: bool = False) -> RunnerProcess:
-        prefix, args, own = [], [], os.path.join(self.workdir, role)
+        prefix, args, env, own = [], [], None, os.path.join(self.workdir, role)
         if isolate:
             prefix, self.no_isolation = isolation.isolation_prefix()
-            args = self._isolation_args(own)
-        runner = RunnerProcess(role, own, self.opt.device, prefix=prefix, extra_args=args if prefix else [])
+            if prefix:
+                args, caches = self._isolation_args(own)
+                env = {**os.environ, **caches}
+        runner = RunnerProcess(role, own, self.opt.device, env=env, prefix=prefix, extra_args=args)
         self.runners.append(runner)
         return runner
 
-    def _isolation_args(self, own: str) -> list[str]:
-        """The runner's --protect and --writable arguments: ``own`` is its only writable forge folder."""
+    def _isolation_args(self, own: str) -> tuple[list[str], dict]:
+        """The runner's --layout (``own`` its only writable forge folder; it reads the reference's saved
+        inputs and its own source) and the cache folders its compilers use."""
         os.makedirs(own, exist_ok=True)
-        protect = isolation.protected_paths(self.task, self.workdir, self.opt.protect)
-        return ["--protect", json.dumps(protect), "--writable", json.dumps(isolation.writable_paths(own))]
+        caches = isolation.cache_environment()
+        readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate)]
+        return ["--layout", json.dumps(isolation.layout(own, readable, caches))], caches
 
     def _check_isolation(self) -> None:
         """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
@@ -262,6 +265,8 @@ class _Pipeline(BenchmarkStage):
             return
         probe = self._ask_cand({"op": "hello", "probe": True}, stage="compile")
         env["files"] = str(probe.get("files"))
+        if not env["files"].startswith("read-only"):
+            self.verdict.warnings.append(f"the candidate's file system was not locked down: {env['files']}")
         if self.on_cuda and not probe.get("cuda"):
             self.cand.close()
             self.runners.remove(self.cand)

@@ -195,6 +195,9 @@ def child_environment(device: str, token: str, env: dict | None = None) -> dict:
     if device == "cpu":
         child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
     child_env["FORGE_RUNNER_TOKEN"] = token
+    # `python -m` would put the working folder first on sys.path, and another evaluation's
+    # candidate could drop a module there that a trusted runner then imports.
+    child_env["PYTHONSAFEPATH"] = "1"
     return child_env
 
 

@@ -1,21 +1,23 @@
 """Namespaces for the candidate's process: it cannot see or signal forge's processes, reach a network,
-or write where forge keeps what it trusts.
+or write anything but its own folder, temp files and the compilers' caches.
 
 The candidate's runner starts under ``unshare`` (util-linux) in new user, PID,
 mount and network namespaces, the user mapped to root there (which gives it
-nothing outside): inside, it is PID 2 under a reaper (see runner.py), ``/proc``
-shows only its own processes, there is no network but a down loopback, and a
-process outside (the host, the reference runner, the user's shell) has no PID
-it could name. Killing the namespace's first process kills everything in it,
-so nothing it starts outlives its evaluation.
+nothing outside): inside, it is PID 2 under a reaper, ``/proc`` shows only its
+own processes, there is no network but a down loopback, and a process outside
+(the host, the reference runner, the user's shell) has no PID it could name.
+Killing the namespace's first process kills everything in it, so nothing it
+starts outlives its evaluation.
 
-Files: before any candidate code runs, the reaper bind-mounts read-only what a
-candidate could tamper with to fool a later verdict (the Python installation
-with torch, forge's own code, the task's folder, forge's store, the other
-runners' files), keeping writable what compilers need (its own folder, the
-temp and cache folders); then the serving process moves into a nested user and
-mount namespace, where those mounts are locked: it cannot remount them
-writable or unmount them. The user's other files keep the user's rights.
+Files (``settle``, run by the reaper before any candidate code): every mount
+is made read-only, so that nothing a later verdict trusts can change (the
+Python installation with torch, forge's code and store, tasks, anything on the
+path); fresh private tmpfs cover /tmp, /var/tmp, /dev/shm and /run, which hides
+other evaluations' folders and the sockets kept there; then its own folder and
+the compilers' caches are bound back writable and what it must read (the
+reference's saved inputs, its own source) read-only. The serving process then
+moves into a nested user and mount namespace, where all of it is locked: it
+cannot remount, unmount or move those mounts.
 
 Where user namespaces are off (a sysctl, a container's seccomp profile) or
 ``unshare`` is missing, evaluations go on without them and say so.
@@ -25,7 +27,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
+import signal
 import site
 import subprocess
 import sys
@@ -63,42 +67,52 @@ def _probe() -> tuple[list[str], str | None]:
     return [], f"user namespaces are not available here ({error[:200]})"
 
 
-# -- read-only mounts -----------------------------------------------------------------------
+# -- the file system inside ----------------------------------------------------------------
 
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT = 1, 2, 4, 8, 32
-_MS_NOATIME, _MS_NODIRATIME, _MS_BIND, _MS_REC, _MS_RELATIME = 1024, 2048, 4096, 16384, 1 << 21
+_MS_NOATIME, _MS_NODIRATIME, _MS_BIND, _MS_RELATIME = 1024, 2048, 4096, 1 << 21
 _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
 
-
-def protected_paths(task: str, eval_workdir: str, extra: list[str]) -> list[str]:
-    """What a candidate could rewrite to change later verdicts: Python and its packages (torch),
-    forge's code, the task's folder, this evaluation's folder, and what the caller adds (forge's store)."""
-    import forge_sandbox
-
-    paths = [sys.prefix, sys.base_prefix, *site.getsitepackages()]
-    paths.append(os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__))))
-    paths += [os.path.dirname(os.path.abspath(task)), eval_workdir, *extra]
-    return _existing(paths)
+HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # replaced by empty private tmpfs inside
+_LEFT_AS_THEY_ARE = ("/proc", "/sys", "/dev")  # kernel interfaces and device nodes (CUDA opens /dev/nvidia*)
+CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH", "XDG_CACHE_HOME")
 
 
-def writable_paths(own_workdir: str) -> list[str]:
-    """What a candidate's build and run must write: its folder, temp files and the compilers' caches."""
-    home = os.path.expanduser("~")
-    paths = [own_workdir, "/tmp", "/var/tmp", os.environ.get("TMPDIR", "")]
-    paths += [os.path.join(home, name) for name in (".cache", ".triton", ".nv", ".cupy")]
-    paths += [os.environ.get(name, "") for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR")]
-    paths += [os.environ.get("XDG_CACHE_HOME", "")]
-    return _existing(paths)
+def cache_environment() -> dict[str, str]:
+    """Where the candidate's compilers keep their caches: the user's choice where set, otherwise
+    folders of forge's own under ~/.cache (the rest of the home folder is read-only inside)."""
+    root = os.path.join(os.path.expanduser("~"), ".cache", "forge-sandbox")
+    env = {}
+    for name in CACHE_VARIABLES:
+        path = os.environ.get(name) or os.path.join(root, name.lower())
+        os.makedirs(path, exist_ok=True)
+        env[name] = path
+    return env
 
 
-def _existing(paths: list[str]) -> list[str]:
+def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
+    """What the runner binds back inside: ``own`` and the caches writable, ``readable`` read-only.
+    Python's own paths are added to what must stay readable, when a tmpfs would hide them."""
+    paths = [*readable, sys.prefix, sys.base_prefix, *site.getsitepackages(), *sys.path]
+    paths += os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return {
+        "writable": _dirs([own, *caches.values()]),
+        "readable": [p for p in _dirs(paths) if _under(p, HIDDEN)],
+    }
+
+
+def _dirs(paths: list[str]) -> list[str]:
     seen: list[str] = []
     for path in paths:
-        if path and os.path.isdir(path):
-            real = os.path.realpath(path)
-            if real != "/" and real not in seen:
-                seen.append(real)
+        if path and os.path.isdir(path) and not os.path.islink(path):
+            path = os.path.abspath(path)
+            if path != "/" and path not in seen:
+                seen.append(path)
     return seen
+
+
+def _under(path: str, roots) -> bool:
+    return any(path == r or path.startswith(r + os.sep) for r in roots)
 
 
 def _libc():
@@ -108,8 +122,9 @@ def _libc():
     return libc
 
 
-def _mount(libc, source: str | None, target: str, flags: int) -> None:
-    if libc.mount(source.encode() if source else None, target.encode(), None, flags, None) != 0:
+def _mount(libc, source: str | None, target: str, flags: int, fstype: str | None = None, data: str | None = None):
+    encoded = [x.encode() if x else None for x in (source, target, fstype, data)]
+    if libc.mount(*encoded[:3], flags, encoded[3]) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), target)
 
@@ -121,17 +136,43 @@ def _kept_flags(path: str) -> int:
     return flags | (_MS_RELATIME if f & 4096 else 0)
 
 
-def restrict_files(protect: list[str], writable: list[str]) -> None:
-    """Bind ``protect`` read-only, ``writable`` staying writable inside them. Raises OSError."""
+def _mount_points() -> list[str]:
+    points = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            point = line.split()[4]
+            # mountinfo escapes space, tab, newline and backslash as octal
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), point)
+            if point not in points:
+                points.append(point)
+    return sorted(points, key=len)
+
+
+def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
+    """Everything read-only, the HIDDEN folders replaced by private tmpfs, then ``writable`` bound
+    back writable and ``readable`` read-only. Returns the mounts that could not be made
+    read-only; raises OSError when the rest fails."""
     libc = _libc()
-    protect = [p for p in protect if p not in writable]  # a folder that is both stays writable
-    # Writable places first: the recursive read-only binds below carry them along as they are.
-    for path in writable:
-        if any(path == p or path.startswith(p + os.sep) for p in protect):
-            _mount(libc, path, path, _MS_BIND | _MS_REC)
-    for path in sorted(protect, key=len):
-        _mount(libc, path, path, _MS_BIND | _MS_REC)
-        _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _kept_flags(path))
+    # Handles on the folders to bring back, taken before anything hides them.
+    handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
+    handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
+    failed = []
+    for point in _mount_points():
+        if _under(point, _LEFT_AS_THEY_ARE) and not _under(point, HIDDEN):
+            continue
+        try:
+            _mount(libc, None, point, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _kept_flags(point))
+        except OSError as exc:
+            failed.append(f"{point} ({exc.strerror})")
+    for folder in HIDDEN:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data="mode=1777")
+    for fd, path, rw in handles:
+        os.makedirs(path, exist_ok=True)
+        _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)
+        _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | (0 if rw else _MS_RDONLY) | _kept_flags(path))
+        os.close(fd)
+    return failed
 
 
 def lock_mounts() -> None:
@@ -148,11 +189,12 @@ def lock_mounts() -> None:
 # -- inside the namespaces ------------------------------------------------------------------
 
 
-def settle(protect: list[str], writable: list[str], *fds: int) -> str:
-    """Run first thing in a process that is PID 1 of its namespaces: make ``protect`` read-only,
-    fork (this process stays behind as the reaper), lock the mounts in the child, which returns
-    and goes on. ``fds`` are closed in the reaper. Returns what was achieved, as one line."""
-    files = _restrict(protect, writable)
+def settle(layout: dict, *fds: int) -> str:
+    """Run first thing in a process that is PID 1 of its namespaces: restrict the file system as
+    ``layout`` says, fork (this process stays behind as the reaper), lock the mounts in the child,
+    which returns and goes on. ``fds`` are closed in the reaper. Returns what was achieved, as
+    one line: "read-only ..." when everything holds."""
+    files = _restrict(layout)
     _become_reaper(*fds)
     if files.startswith("read-only"):
         try:
@@ -162,14 +204,16 @@ def settle(protect: list[str], writable: list[str], *fds: int) -> str:
     return files
 
 
-def _restrict(protect: list[str], writable: list[str]) -> str:
-    if not protect:
-        return "not restricted: nothing to protect"
+def _restrict(layout: dict) -> str:
+    if not layout:
+        return "not restricted: no layout given"
     try:
-        restrict_files(protect, writable)
+        failed = restrict_files(layout.get("writable", []), layout.get("readable", []))
     except OSError as exc:
         return f"not restricted: {exc.strerror} ({exc.filename})"
-    return f"read-only: {len(protect)} folders"
+    if failed:
+        return f"partly read-only: {len(failed)} mounts stayed writable, first {failed[0]}"
+    return f"read-only except its folder, temp files and {len(layout.get('writable', [])) - 1} cache folders"
 
 
 def _become_reaper(*fds: int) -> None:
@@ -179,6 +223,7 @@ def _become_reaper(*fds: int) -> None:
     child = os.fork()
     if child == 0:
         return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C meant for forge is not the candidate's death
     for fd in fds:  # the host must see the pipes close when the working child dies
         os.close(fd)
     while True:

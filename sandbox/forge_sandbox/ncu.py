@@ -55,6 +55,7 @@ class ProfileRequest:
     # injected library talks to the ncu process, and counters kept for admins are out of a namespace's reach).
     isolation_prefix: list[str] = field(default_factory=list)
     target_args: list[str] = field(default_factory=list)
+    env: dict = field(default_factory=dict)  # variables set for the target (its cache folders when isolated)
 
 
 def find_ncu() -> str | None:
@@ -173,7 +174,7 @@ def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int 
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=request.workdir,
-            env=child_environment(request.device, token),
+            env=child_environment(request.device, token, {**os.environ, **request.env}),
             start_new_session=True,
         )
         try:

@@ -350,12 +350,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reply-fd", type=int, required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--protect", default="[]", help="JSON list of folders to make read-only (isolated only)")
-    parser.add_argument("--writable", default="[]", help="JSON list of folders to keep writable inside them")
+    parser.add_argument("--layout", default="{}", help="JSON: the folders bound back inside (isolation.layout)")
     args = parser.parse_args(argv)
     files = "not restricted: not isolated"
     if os.getpid() == 1:  # in namespaces of its own (isolation.py), before any candidate code
-        files = isolation.settle(json.loads(args.protect), json.loads(args.writable), args.cmd_fd, args.reply_fd)
+        files = isolation.settle(json.loads(args.layout), args.cmd_fd, args.reply_fd)
     runner = Runner(args.workdir, args.device)
     runner.files = files
     serve(runner, args.cmd_fd, args.reply_fd)
