@@ -302,7 +302,7 @@ def test_the_profiled_target_can_run_in_the_candidates_namespaces(tmp_path, fake
     if why_not:
         pytest.skip(why_not)
     request = _request(tmp_path)
-    caches = isolation.cache_environment()
+    caches = isolation.cache_environment("test-profile-target")
     work = tmp_path / "work"
     work.mkdir()
     layout = isolation.layout(str(work), [str(tmp_path), str(CANDIDATES)], caches)

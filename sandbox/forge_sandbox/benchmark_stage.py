@@ -134,7 +134,9 @@ class BenchmarkStage:
 
     def _run_ncu(self) -> dict:
         workdir = os.path.join(self.workdir, "ncu")
-        prefix, args, caches = [], [], {}
+        prefix, args = [], []
+        # The candidate runner's cache folders when it had them (a load_inline build is then reused).
+        caches = getattr(self, "candidate_caches", {}) if self.cand.isolated else {}
         if self.opt.profile_isolated:
             prefix, why_not = isolation.isolation_prefix()
             if why_not:

@@ -13,6 +13,7 @@ prints is read as a result.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -241,6 +242,7 @@ class _Pipeline(BenchmarkStage):
             if prefix:
                 args, caches = self._isolation_args(own)
                 env = {**os.environ, **caches}
+                self.candidate_caches = caches  # the profiled run builds from the same caches
         runner = RunnerProcess(role, own, self.opt.device, env=env, prefix=prefix, extra_args=args)
         self.runners.append(runner)
         return runner
@@ -249,7 +251,8 @@ class _Pipeline(BenchmarkStage):
         """The runner's --layout (``own`` its only writable forge folder; it reads the reference's saved
         inputs and its own source) and the cache folders its compilers use."""
         os.makedirs(own, exist_ok=True)
-        caches = isolation.cache_environment()
+        with open(self.candidate, "rb") as f:
+            caches = isolation.cache_environment(hashlib.sha256(f.read()).hexdigest()[:16])
         readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate)]
         return ["--layout", json.dumps(isolation.layout(own, readable, caches))], caches
 

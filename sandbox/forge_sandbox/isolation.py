@@ -78,16 +78,34 @@ _LEFT_AS_THEY_ARE = ("/proc", "/sys", "/dev")  # kernel interfaces and device no
 CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH", "XDG_CACHE_HOME")
 
 
-def cache_environment() -> dict[str, str]:
+CACHES_KEPT = 64  # candidates whose compiled builds stay cached
+
+
+def cache_environment(key: str) -> dict[str, str]:
     """Where the candidate's compilers keep their caches: the user's choice where set, otherwise
-    folders of forge's own under ~/.cache (the rest of the home folder is read-only inside)."""
+    folders of forge's own, one set per candidate source (``key``), so that no candidate can plant
+    a build that another one's source would load (the rest of the home folder is read-only inside)."""
     root = os.path.join(os.path.expanduser("~"), ".cache", "forge-sandbox")
+    own = os.path.join(root, key)
     env = {}
     for name in CACHE_VARIABLES:
-        path = os.environ.get(name) or os.path.join(root, name.lower())
+        path = os.environ.get(name) or os.path.join(own, name.lower())
         os.makedirs(path, exist_ok=True)
         env[name] = path
+    _prune(root, keep=own)
     return env
+
+
+def _prune(root: str, keep: str) -> None:
+    """Drop the least recently used candidates' caches beyond CACHES_KEPT."""
+    try:
+        os.utime(keep)
+        entries = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
+    for entry in entries[CACHES_KEPT:]:
+        shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
