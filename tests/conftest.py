@@ -33,6 +33,7 @@ def _isolated_caches(tmp_path_factory):
     root = tmp_path_factory.mktemp("caches")
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(root / "torch_extensions"))
     os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
+    os.environ.setdefault("FORGE_SANDBOX_CACHE", str(root / "forge-sandbox"))  # isolated candidates' caches
 
 
 @pytest.fixture(autouse=True)

@@ -144,7 +144,7 @@ class BenchmarkStage:
             args, caches = self._isolation_args(workdir)
         return ncu.profile(
             ncu.ProfileRequest(
-                candidate=self.candidate,
+                candidate=self.candidate_copy,
                 init_inputs=self.setup["init_inputs"],
                 inputs=self.setup["verify_inputs"],
                 init_seed=self.init_seed,

@@ -128,12 +128,19 @@ class _Pipeline(BenchmarkStage):
                 raise TaskError(f"{self.task}: cannot read the task file ({exc.strerror})") from None
         source = self._read_candidate()
         self._static(source)
+        # The runner loads this copy: exactly the source checked here, and inside its namespaces
+        # the candidate's own folder is all of forge's folders it can see (isolation.py).
+        own = os.path.join(self.workdir, "candidate")
+        os.makedirs(own, exist_ok=True)
+        self.candidate_copy = os.path.join(own, os.path.basename(self.candidate))
+        with open(self.candidate_copy, "w") as f:
+            f.write(source)
         self.ref = self._start("reference")
         self.cand = self._start("candidate", isolate=self.opt.isolate)
         self.verdict.environment = self._ask_ref({"op": "hello"})["environment"]
         self._check_isolation()
         # The candidate compiles while the reference prepares.
-        self.cand.send({"op": "load_candidate", "candidate": self.candidate})
+        self.cand.send({"op": "load_candidate", "candidate": self.candidate_copy})
         described = self._ask_ref(
             {"op": "describe", "task": self.task, "task_source": self.task_source, "size": self.opt.size}
         )
@@ -251,9 +258,9 @@ class _Pipeline(BenchmarkStage):
         """The runner's --layout (``own`` its only writable forge folder; it reads the reference's saved
         inputs and its own source) and the cache folders its compilers use."""
         os.makedirs(own, exist_ok=True)
-        with open(self.candidate, "rb") as f:
+        with open(self.candidate_copy, "rb") as f:
             caches = isolation.cache_environment(hashlib.sha256(f.read()).hexdigest()[:16])
-        readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate)]
+        readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
         return ["--layout", json.dumps(isolation.layout(own, readable, caches))], caches
 
     def _check_isolation(self) -> None:

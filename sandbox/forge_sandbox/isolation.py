@@ -33,9 +33,10 @@ import signal
 import site
 import subprocess
 import sys
+import time
 
 # --kill-child: if unshare itself dies, its child gets SIGKILL; --mount-proc implies a mount namespace.
-_NAMESPACES = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net"]
+_NAMESPACES = ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts"]
 # Root in the namespace keeps the capabilities that the read-only mounts need after exec.
 _USER_MAPS = (["--user", "--map-root-user"],)
 
@@ -74,7 +75,6 @@ _MS_NOATIME, _MS_NODIRATIME, _MS_BIND, _MS_RELATIME = 1024, 2048, 4096, 1 << 21
 _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
 
 HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # replaced by empty private tmpfs inside
-_LEFT_AS_THEY_ARE = ("/proc", "/sys", "/dev")  # kernel interfaces and device nodes (CUDA opens /dev/nvidia*)
 CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH", "XDG_CACHE_HOME")
 
 
@@ -82,16 +82,16 @@ CACHES_KEPT = 64  # candidates whose compiled builds stay cached
 
 
 def cache_environment(key: str) -> dict[str, str]:
-    """Where the candidate's compilers keep their caches: the user's choice where set, otherwise
-    folders of forge's own, one set per candidate source (``key``), so that no candidate can plant
-    a build that another one's source would load (the rest of the home folder is read-only inside)."""
-    root = os.path.join(os.path.expanduser("~"), ".cache", "forge-sandbox")
+    """Where the candidate's compilers keep their caches: folders of forge's own, one set per
+    candidate source (``key``), under $FORGE_SANDBOX_CACHE or ~/.cache/forge-sandbox, so that no
+    candidate can plant a build that another one's source, a trusted runner or the user's own
+    processes would load (the user's TRITON_CACHE_DIR and the like are not used inside)."""
+    root = os.environ.get("FORGE_SANDBOX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "forge-sandbox")
     own = os.path.join(root, key)
-    env = {}
+    env = {"TMPDIR": "/tmp"}  # the private tmpfs inside
     for name in CACHE_VARIABLES:
-        path = os.environ.get(name) or os.path.join(own, name.lower())
-        os.makedirs(path, exist_ok=True)
-        env[name] = path
+        env[name] = os.path.join(own, name.lower())
+        os.makedirs(env[name], exist_ok=True)
     _prune(root, keep=own)
     return env
 
@@ -104,19 +104,27 @@ def _prune(root: str, keep: str) -> None:
     except OSError:
         return
     entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
+    hour_ago = time.time() - 3600
     for entry in entries[CACHES_KEPT:]:
-        shutil.rmtree(entry.path, ignore_errors=True)
+        if entry.stat(follow_symlinks=False).st_mtime < hour_ago:  # never one an evaluation may be using
+            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
     """What the runner binds back inside: ``own`` and the caches writable, ``readable`` read-only.
-    Python's own paths are added to what must stay readable, when a tmpfs would hide them."""
+    Python's own paths are added to what must stay readable, when a tmpfs would hide them. A
+    readable folder that would bring back a whole hidden folder, or cover a writable one, is left out."""
+    writable = _dirs([own, *(v for k, v in caches.items() if k in CACHE_VARIABLES)])
     paths = [*readable, sys.prefix, sys.base_prefix, *site.getsitepackages(), *sys.path]
     paths += os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    return {
-        "writable": _dirs([own, *caches.values()]),
-        "readable": [p for p in _dirs(paths) if _under(p, HIDDEN)],
-    }
+    keep = [
+        p
+        for p in _dirs(paths)
+        if _under(p, HIDDEN)
+        and not any(_under(h, [p]) for h in HIDDEN)  # /tmp itself (or / ) would undo the tmpfs
+        and not any(_under(w, [p]) for w in writable)
+    ]
+    return {"writable": writable, "readable": keep}
 
 
 def _dirs(paths: list[str]) -> list[str]:
@@ -156,35 +164,59 @@ def _kept_flags(path: str) -> int:
 
 def _mount_points() -> list[str]:
     points = []
-    with open("/proc/self/mountinfo") as f:
+    with open("/proc/self/mountinfo", "rb") as f:
         for line in f:
             point = line.split()[4]
-            # mountinfo escapes space, tab, newline and backslash as octal
-            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), point)
-            if point not in points:
-                points.append(point)
+            # mountinfo escapes space, tab, newline and backslash as octal; names need not be UTF-8
+            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), point)
+            text = os.fsdecode(point)
+            if text not in points:
+                points.append(text)
     return sorted(points, key=len)
 
 
-def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
-    """Everything read-only, the HIDDEN folders replaced by private tmpfs, then ``writable`` bound
-    back writable and ``readable`` read-only. Returns the mounts that could not be made
-    read-only; raises OSError when the rest fails."""
-    libc = _libc()
-    # Handles on the folders to bring back, taken before anything hides them.
-    handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
-    handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]  # fmt: skip
+
+
+_SYS_MOUNT_SETATTR = 442  # the same number on x86-64 and arm64 (Linux 5.12+)
+_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
+
+
+def _all_read_only(libc) -> list[str]:
+    """Every mount read-only: in one recursive call where the kernel has mount_setattr, otherwise
+    mount by mount (returning those that refused)."""
+    attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0)
+    libc.syscall.restype = ctypes.c_long
+    done = libc.syscall(
+        ctypes.c_long(_SYS_MOUNT_SETATTR), ctypes.c_int(_AT_FDCWD), ctypes.c_char_p(b"/"),
+        ctypes.c_uint(_AT_RECURSIVE), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
+    )  # fmt: skip
+    if done == 0:
+        return []
     failed = []
     for point in _mount_points():
-        if _under(point, _LEFT_AS_THEY_ARE) and not _under(point, HIDDEN):
-            continue
         try:
             _mount(libc, None, point, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _kept_flags(point))
         except OSError as exc:
             failed.append(f"{point} ({exc.strerror})")
+    return failed
+
+
+def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
+    """Every mount read-only (/proc, /sys and /dev too), the HIDDEN folders replaced by private
+    tmpfs, then ``readable`` bound back read-only and ``writable`` writable, in that order so that
+    no read-only folder covers a writable one. Returns the mounts that stayed writable; raises
+    OSError when the rest fails."""
+    libc = _libc()
+    # Handles on the folders to bring back, taken before anything hides them.
+    handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
+    handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
+    failed = _all_read_only(libc)
     for folder in HIDDEN:
         if os.path.isdir(folder) and not os.path.islink(folder):
-            _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data="mode=1777")
+            _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data="mode=1777,size=25%")
     for fd, path, rw in handles:
         os.makedirs(path, exist_ok=True)
         _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)
@@ -194,14 +226,13 @@ def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
 
 
 def lock_mounts() -> None:
-    """Move into a nested user and mount namespace: the mounts made above become locked there."""
+    """Move into a nested user and mount namespace: the mounts made above become locked there (it
+    cannot remount them writable, unmount or move them). No uid map is written, so that /proc can
+    stay read-only: the process keeps its kernel uid for file access and shows as the overflow uid."""
     libc = _libc()
     if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), "unshare")
-    for name, text in (("setgroups", "deny"), ("uid_map", "0 0 1"), ("gid_map", "0 0 1")):
-        with open(f"/proc/self/{name}", "w") as f:
-            f.write(text)
 
 
 # -- inside the namespaces ------------------------------------------------------------------
@@ -214,11 +245,10 @@ def settle(layout: dict, *fds: int) -> str:
     one line: "read-only ..." when everything holds."""
     files = _restrict(layout)
     _become_reaper(*fds)
-    if files.startswith("read-only"):
-        try:
-            lock_mounts()
-        except OSError as exc:  # without the lock the candidate could remount them writable
-            files = f"not restricted: the mounts could not be locked ({exc.strerror})"
+    try:
+        lock_mounts()  # always: even a partial restriction must not be undone from inside
+    except OSError as exc:
+        files = f"not restricted: the mounts could not be locked ({exc.strerror})"
     return files
 
 
@@ -227,8 +257,8 @@ def _restrict(layout: dict) -> str:
         return "not restricted: no layout given"
     try:
         failed = restrict_files(layout.get("writable", []), layout.get("readable", []))
-    except OSError as exc:
-        return f"not restricted: {exc.strerror} ({exc.filename})"
+    except Exception as exc:  # noqa: BLE001 - any failure here is a note, and the runner goes on
+        return f"not restricted: {getattr(exc, 'strerror', None) or exc} ({getattr(exc, 'filename', '')})"
     if failed:
         return f"partly read-only: {len(failed)} mounts stayed writable, first {failed[0]}"
     return f"read-only except its folder, temp files and {len(layout.get('writable', [])) - 1} cache folders"
@@ -244,11 +274,13 @@ def _become_reaper(*fds: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C meant for forge is not the candidate's death
     for fd in fds:  # the host must see the pipes close when the working child dies
         os.close(fd)
-    while True:
+    while True:  # orphans of the namespace come to PID 1 too: reap them all, until the child ends
         try:
-            pid, status = os.waitpid(child, 0)
+            pid, status = os.wait()
         except InterruptedError:
             continue
+        except ChildProcessError:
+            os._exit(1)
         if pid == child:
             break
     os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
