@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -45,6 +46,7 @@ CHEATS = {
     "cheat_suppress_fallback": {"rejected"},
     "cheat_kill_reference": {"rejected"},
     "cheat_network_lookup": {"rejected"},
+    "cheat_unix_socket": {"rejected"},
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -148,6 +150,33 @@ def test_in_its_namespaces_the_candidate_cannot_rewrite_what_later_verdicts_trus
     # Without the namespaces the same write lands (in the test's folder only: torch is left alone).
     cpu_eval("cheat_tamper_files", static_checks=False, isolate=False)
     assert (store / "forge_tamper_probe.txt").exists()
+
+
+def test_in_its_namespaces_the_candidate_reaches_no_socket_file(tmp_path, monkeypatch):
+    import socket
+    import threading
+
+    # A socket file where the candidate can see it (read-only): the home folder's cache, not /tmp.
+    folder = tempfile.mkdtemp(prefix="forge-test-socket-", dir=os.path.expanduser("~"))
+    path = os.path.join(folder, "s")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen()
+    listener.settimeout(60)
+    monkeypatch.setenv("FORGE_TEST_SOCKET", path)
+    connections = []
+    threading.Thread(target=lambda: connections.append(listener.accept()), daemon=True).start()
+    try:
+        verdict = cpu_eval("cheat_unix_socket", static_checks=False)
+        if not _isolated(verdict) or "socket files stay reachable" in verdict.environment.get("files", ""):
+            pytest.skip(f"no socket filter here: {verdict.environment}")
+        assert verdict.status == "runtime_error" and "Operation not permitted" in verdict.reasons[0], verdict.reasons
+        assert not connections
+        cpu_eval("cheat_unix_socket", static_checks=False, isolate=False)
+        assert connections  # without the namespaces the same code gets through: the test can see it
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_recognizing_a_known_input_set_in_a_new_layout_is_caught():

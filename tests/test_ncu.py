@@ -302,10 +302,15 @@ def test_the_profiled_target_can_run_in_the_candidates_namespaces(tmp_path, fake
     if why_not:
         pytest.skip(why_not)
     request = _request(tmp_path)
+    inputs = tmp_path / "inputs"  # read-only inside; a folder above its own writable one would be left out
+    inputs.mkdir()
+    for name in ("init.pt", "inputs.pt"):
+        (tmp_path / name).rename(inputs / name)
+    request.init_inputs, request.inputs = str(inputs / "init.pt"), str(inputs / "inputs.pt")
     caches = isolation.cache_environment("test-profile-target")
     work = tmp_path / "work"
     work.mkdir()
-    layout = isolation.layout(str(work), [str(tmp_path), str(CANDIDATES)], caches)
+    layout = isolation.layout(str(work), [str(inputs), str(CANDIDATES)], caches)
     request.isolation_prefix, request.env = prefix, caches
     request.target_args = ["--layout", json.dumps(layout)]
     result = ncu.profile(request)

@@ -249,6 +249,10 @@ def settle(layout: dict, *fds: int) -> str:
         lock_mounts()  # always: even a partial restriction must not be undone from inside
     except OSError as exc:
         files = f"not restricted: the mounts could not be locked ({exc.strerror})"
+    try:
+        deny_local_sockets()
+    except (OSError, KeyError) as exc:  # KeyError: a machine type without a filter here
+        files += f"; socket files stay reachable ({exc})"
     return files
 
 
@@ -284,3 +288,51 @@ def _become_reaper(*fds: int) -> None:
         if pid == child:
             break
     os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+
+
+# -- local sockets --------------------------------------------------------------------------
+
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_EPERM = 0x7FFF0000, 0x00050000 | 1
+_NATIVE = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # audit arch, socket(2)'s number
+_AF_UNIX, _AF_VSOCK = 1, 40
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def deny_local_sockets() -> None:
+    """A seccomp filter: socket(AF_UNIX) and socket(AF_VSOCK) fail with EPERM, and so does any
+    system call of another ABI (x32, i386). The network namespace already cuts IP; this keeps a
+    candidate from connecting to a socket file it can still see (an ssh control socket in the
+    home folder, say). Inherited by everything it starts; it cannot be lifted."""
+    import platform
+
+    arch, nr_socket = _NATIVE[platform.machine()]
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    program = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 0, 7, arch),  # another ABI: refuse
+        (ld, 0, 0, 0),  # seccomp_data.nr
+        (jge, 5, 0, 0x40000000),  # x32 system calls: refuse
+        (jeq, 0, 3, nr_socket),
+        (ld, 0, 0, 16),  # args[0], the address family
+        (jeq, 2, 0, _AF_UNIX),
+        (jeq, 1, 0, _AF_VSOCK),
+        (ret, 0, 0, _SECCOMP_RET_ALLOW),
+        (ret, 0, 0, _SECCOMP_RET_EPERM),
+    ]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*f) for f in program])
+    fprog = _SockFprog(len(program), filters)
+    libc = _libc()
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    for option, arg in ((_PR_SET_NO_NEW_PRIVS, 1), (_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER)):
+        extra = ctypes.addressof(fprog) if option == _PR_SET_SECCOMP else 0
+        if libc.prctl(option, arg, extra, 0, 0) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), "prctl")
