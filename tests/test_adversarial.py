@@ -179,6 +179,36 @@ def test_in_its_namespaces_the_candidate_reaches_no_socket_file(tmp_path, monkey
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.parametrize("isolate", [True, False])
+def test_a_log_swapped_for_a_fifo_does_not_hang_the_host(isolate):
+    verdict = cpu_eval("cheat_log_fifo", static_checks=False, isolate=isolate, timeout=30.0)
+    assert verdict.status == "runtime_error" and "now read my log" in verdict.reasons[0], verdict.reasons
+    assert verdict.duration_s < 30
+
+
+def test_the_seccomp_filter_refuses_local_sockets_and_io_uring():
+    script = """
+import ctypes, errno, socket
+from forge_sandbox import isolation
+isolation.deny_local_sockets()
+libc = ctypes.CDLL(None, use_errno=True)
+results = []
+for family in (socket.AF_UNIX, socket.AF_VSOCK):
+    try:
+        socket.socket(family, socket.SOCK_STREAM)
+        results.append("created")
+    except OSError as exc:
+        results.append(errno.errorcode[exc.errno])
+params = ctypes.create_string_buffer(120)
+results.append("io_uring " + ("refused" if libc.syscall(425, 8, params) == -1 and ctypes.get_errno() == errno.EPERM else "open"))
+socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+print(" ".join(results))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["EPERM", "EPERM", "io_uring", "refused"]
+
+
 def test_recognizing_a_known_input_set_in_a_new_layout_is_caught():
     # Timed inputs are rolled *and* jittered, so no two calls share values: a cache that
     # recognizes a pool entry under a roll (exactly or nearly) returns a stale output,

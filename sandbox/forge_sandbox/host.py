@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -65,7 +66,10 @@ class RunnerProcess:
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         child_env = child_environment(device, self.token, env)
-        with open(self.log_path, "wb") as log:
+        # The host keeps its own descriptor and reads the log through it: the candidate may
+        # replace the file's name with a FIFO or a link, never the file the host holds.
+        self.log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(os.dup(self.log_fd), "wb") as log:
             self.proc = subprocess.Popen(
                 [
                     *(prefix or []),
@@ -143,14 +147,7 @@ class RunnerProcess:
         return reply, time.perf_counter() - start
 
     def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                size = f.tell()
-                f.seek(max(0, size - chars))
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
+        return tail_of(self.log_fd, chars)
 
     def _wait_exit(self, timeout: float) -> int:
         try:
@@ -180,11 +177,34 @@ class RunnerProcess:
             except (OSError, protocol.ChannelTimeout, subprocess.TimeoutExpired):
                 pass
         self.kill()
-        for fd in (self.cmd_fd, self.reader.fd):
+        for fd in (self.cmd_fd, self.reader.fd, self.log_fd):
             try:
                 os.close(fd)
             except OSError:
                 pass
+        self.log_fd = -1  # its number may be reused: log_tail now reads nothing
+
+
+def tail_of(fd: int, chars: int) -> str:
+    """The last ``chars`` bytes of an open regular file, read without moving anyone's offset."""
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - chars)
+        return os.pread(fd, size - start, start).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def read_tail(path: str, chars: int) -> str:
+    """The last ``chars`` bytes of a file a candidate may have replaced: never a FIFO, a device or a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        return tail_of(fd, chars) if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+    finally:
+        os.close(fd)
 
 
 def child_environment(device: str, token: str, env: dict | None = None) -> dict:

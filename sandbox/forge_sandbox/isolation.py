@@ -222,6 +222,8 @@ def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
         _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)
         _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | (0 if rw else _MS_RDONLY) | _kept_flags(path))
         os.close(fd)
+    if writable:
+        os.chdir(writable[0])  # its own folder, as now mounted (the old working folder is read-only)
     return failed
 
 
@@ -295,6 +297,9 @@ def _become_reaper(*fds: int) -> None:
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _SECCOMP_RET_ALLOW, _SECCOMP_RET_EPERM = 0x7FFF0000, 0x00050000 | 1
 _NATIVE = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # audit arch, socket(2)'s number
+# Refused outright: io_uring (its IORING_OP_SOCKET makes sockets the socket(2) rule never sees),
+# userfaultfd and bpf (kernel attack surface no kernel candidate needs).
+_REFUSED = {"x86_64": (425, 426, 427, 323, 321), "aarch64": (425, 426, 427, 282, 280)}
 _AF_UNIX, _AF_VSOCK = 1, 40
 
 
@@ -307,19 +312,24 @@ class _SockFprog(ctypes.Structure):
 
 
 def deny_local_sockets() -> None:
-    """A seccomp filter: socket(AF_UNIX) and socket(AF_VSOCK) fail with EPERM, and so does any
-    system call of another ABI (x32, i386). The network namespace already cuts IP; this keeps a
+    """A seccomp filter: socket(AF_UNIX) and socket(AF_VSOCK) fail with EPERM, and so do io_uring,
+    userfaultfd, bpf and any system call of another ABI (x32, i386). The network namespace already cuts IP; this keeps a
     candidate from connecting to a socket file it can still see (an ssh control socket in the
     home folder, say). Inherited by everything it starts; it cannot be lifted."""
     import platform
 
-    arch, nr_socket = _NATIVE[platform.machine()]
+    machine = platform.machine()
+    arch, nr_socket = _NATIVE[machine]
+    refused = _REFUSED[machine]
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    n = len(refused)
+    # Jumps count the instructions they skip; EPERM is the last instruction, ALLOW the one before.
     program = [
         (ld, 0, 0, 4),  # seccomp_data.arch
-        (jeq, 0, 7, arch),  # another ABI: refuse
+        (jeq, 0, 7 + n, arch),  # another ABI: refuse
         (ld, 0, 0, 0),  # seccomp_data.nr
-        (jge, 5, 0, 0x40000000),  # x32 system calls: refuse
+        (jge, 5 + n, 0, 0x40000000),  # x32 system calls: refuse
+        *[(jeq, 4 + n - i, 0, nr) for i, nr in enumerate(refused)],
         (jeq, 0, 3, nr_socket),
         (ld, 0, 0, 16),  # args[0], the address family
         (jeq, 2, 0, _AF_UNIX),

@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from forge_sandbox import ncu_metrics
-from forge_sandbox.host import child_environment, kill_group_and_strays
+from forge_sandbox.host import child_environment, kill_group_and_strays, read_tail
 from forge_sandbox.kernel_names import ncu_name_regex
 
 LAUNCH_COUNT = 10  # launches profiled at most: each costs dozens of replay passes
@@ -165,9 +165,9 @@ def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int 
     app_log = os.path.join(request.workdir, "target.log")
     messages_log = cmd[cmd.index("--log-file") + 1]
     for path in (app_log, messages_log):
-        if os.path.exists(path):
+        if os.path.lexists(path):  # a link left by the target of a first attempt too
             os.unlink(path)
-    with open(app_log, "wb") as log:
+    with os.fdopen(os.open(app_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), "wb") as log:
         proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
@@ -187,13 +187,7 @@ def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int 
 
 
 def _tail(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - LOG_TAIL_BYTES))
-            return f.read().decode(errors="replace")
-    except OSError:
-        return ""
+    return read_tail(path, LOG_TAIL_BYTES)  # the isolated target can write in this folder
 
 
 def _export(ncu: str, report: str, page: str) -> str:
