@@ -214,6 +214,7 @@ def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
     handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
     handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
     failed = _all_read_only(libc)
+    failed += _minimal_dev(libc)
     for folder in HIDDEN:
         if os.path.isdir(folder) and not os.path.islink(folder):
             _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data="mode=1777,size=25%")
@@ -222,9 +223,56 @@ def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
         _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)
         _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | (0 if rw else _MS_RDONLY) | _kept_flags(path))
         os.close(fd)
+    try:
+        _seal_dev(libc)
+    except OSError as exc:
+        failed.append(f"/dev ({exc.strerror})")
     if writable:
         os.chdir(writable[0])  # its own folder, as now mounted (the old working folder is read-only)
     return failed
+
+
+# Device nodes a kernel candidate may need: the usual pseudo-devices, and the GPU's.
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+_GPU_DEVICES = ("nvidia*", "nvidia-caps", "dri")
+
+
+def _minimal_dev(libc) -> list[str]:
+    """A fresh /dev with only the pseudo-devices and the GPU's nodes (bound from the real /dev).
+    Read-only mounts do not stop writes to device nodes, and where forge runs as root the candidate
+    owns them all (consoles, loop devices, kvm...). On failure the real /dev stays, read-only."""
+    import glob
+
+    names = [n for n in _DEVICES if os.path.exists(f"/dev/{n}")]
+    names += sorted({os.path.basename(p) for pattern in _GPU_DEVICES for p in glob.glob(f"/dev/{pattern}")})
+    handles = []
+    try:
+        for name in names:
+            handles.append((os.open(f"/dev/{name}", os.O_PATH), name, os.path.isdir(f"/dev/{name}")))
+        _mount(libc, "tmpfs", "/dev", _MS_NOSUID | _MS_NOEXEC, fstype="tmpfs", data="mode=755,size=1m")
+        for fd, name, is_dir in handles:
+            target = f"/dev/{name}"
+            if is_dir:
+                os.mkdir(target)
+            else:
+                os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o666))
+            _mount(libc, f"/proc/self/fd/{fd}", target, _MS_BIND)
+        for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                             ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
+            os.symlink(target, f"/dev/{name}")
+        os.mkdir("/dev/shm")  # a tmpfs of its own comes next (HIDDEN)
+        return []
+    except OSError as exc:
+        return [f"/dev (only its own devices: {exc.strerror})"]
+    finally:
+        for fd, _, _ in handles:
+            os.close(fd)
+
+
+def _seal_dev(libc) -> None:
+    """The fresh /dev read-only, once its mounts are in place."""
+    if os.path.ismount("/dev") and os.path.isdir("/dev/shm"):
+        _mount(libc, None, "/dev", _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _kept_flags("/dev"))
 
 
 def lock_mounts() -> None:
