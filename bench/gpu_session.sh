@@ -22,6 +22,11 @@ stamp="$(date -u +%Y-%m-%d)"
 
 case "${1:-tests}" in
   tests)
+    # Does CUDA work inside the candidate's namespaces (isolation.py)? One verdict says.
+    python -m forge_sandbox eval tasks/swiglu.py bench/kernels/swiglu.py | python -c 'import json, sys
+v = json.load(sys.stdin); e = v["environment"]
+print("isolation check:", v["status"], "|", e.get("isolation"), "|", e.get("files"), "|", v["warnings"])' \
+      | tee "$out/isolation-check-$stamp.txt"
     python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py -m gpu -p no:cacheprovider 2>&1 | tee "$out/gpu-tests-$stamp.txt"
     ;;
   repeat)
