@@ -285,7 +285,7 @@ class _Pipeline(BenchmarkStage):
             env["files"] = "not restricted: not isolated"
             self.verdict.warnings.append("the candidate ran without namespace isolation: CUDA was not usable inside")
             return
-        env["isolation"] = "user, PID, mount and network namespaces"
+        env["isolation"] = "user, PID, mount, network, IPC and UTS namespaces"
 
     def _ask_ref(self, message: dict) -> dict:
         try:
