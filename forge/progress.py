@@ -10,6 +10,7 @@ from rich.text import Text
 
 from forge.render import plain_row
 from forge_sandbox.device_facts import describe
+from forge_sandbox.isolation import isolation_prefix
 
 STYLE = {"passed": "green", "evaluating": "cyan", "incorrect": "red", "rejected": "red"}
 
@@ -32,6 +33,9 @@ class Display:
             highlight=False,
         )
         self.console.print(f"[dim]{escape(describe(env))}[/]", highlight=False)
+        _, why_not = isolation_prefix()
+        if why_not:
+            self.console.print(f"[yellow]candidates run without namespace isolation: {escape(why_not)}[/]")
         if self.live_mode:
             self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
             self.live.start()
