@@ -20,24 +20,15 @@ import sys
 
 import torch
 
-from forge_sandbox import census, isolation, protocol, static_check, taskfile
-
-
-def _to_device(values: list, device: torch.device) -> list:
-    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+from forge_sandbox import isolation, protocol
+from forge_sandbox.runner import build_model, import_candidate, to_device
 
 
 def run(candidate: str, init_inputs: str, inputs: str, init_seed: int, device_name: str, warmup: int) -> None:
     device = torch.device(device_name)
-    with open(candidate) as f:
-        census.install(static_check.check_source(f.read()).backends)
-    module = taskfile.load_module(candidate, "candidate")
-    init = _to_device(protocol.load_tensors(init_inputs), device)
-    args = _to_device(protocol.load_tensors(inputs)[0], device)
-    torch.manual_seed(init_seed)
-    model = module.ModelNew(*init)
-    if isinstance(model, torch.nn.Module):
-        model = model.to(device)
+    module, _ = import_candidate(candidate)
+    args = to_device(protocol.load_tensors(inputs)[0], device)
+    model = build_model(module, protocol.load_tensors(init_inputs), init_seed, device)
     on_cuda = device.type == "cuda"
     with torch.no_grad():
         for _ in range(warmup):

@@ -47,8 +47,29 @@ def _is_compile_error(exc: BaseException) -> bool:
     )
 
 
-def _to_device(values: list, device: torch.device) -> list:
+def to_device(values: list, device: torch.device) -> list:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def import_candidate(path: str):
+    """Import the candidate (this is where load_inline compiles) with the census hooks in place.
+
+    The profiled run (profile_target.py) imports it the same way, so that the same compile flags
+    hit the same build cache. Returns the module and the launch counter."""
+    with open(path) as f:
+        source = f.read()
+    counter = census.install(static_check.check_source(source).backends)
+    module = taskfile.load_module(path, "candidate")
+    if not callable(getattr(module, "ModelNew", None)):
+        raise LookupError("the candidate defines no ModelNew class")
+    return module, counter
+
+
+def build_model(module, init_inputs: list, init_seed: int, device: torch.device):
+    """``ModelNew`` from the reference's constructor arguments, its parameters drawn from ``init_seed``."""
+    torch.manual_seed(init_seed)
+    model = module.ModelNew(*to_device(init_inputs, device))
+    return model.to(device) if isinstance(model, torch.nn.Module) else model
 
 
 def _sync(device: torch.device) -> None:
@@ -143,7 +164,7 @@ class Runner:
         init_inputs = taskfile.call_task_function(task, "get_init_inputs", path)
         torch.manual_seed(0)
         self.task, self.task_path = task, path
-        model = task.Model(*_to_device(init_inputs, self.device)).to(self.device)
+        model = task.Model(*to_device(init_inputs, self.device)).to(self.device)
         with torch.no_grad():
             outs = [model(*self._inputs_from_seed(seed)) for seed in (1, 2)]
         if not all(type(o) is torch.Tensor for o in outs):
@@ -176,7 +197,7 @@ class Runner:
         self.task, self.task_path = taskfile.load_task(path, overrides, msg.get("task_source")), path
         init_inputs = taskfile.call_task_function(self.task, "get_init_inputs", path)
         torch.manual_seed(msg["init_seed"])
-        self.model = self.task.Model(*_to_device(init_inputs, self.device)).to(self.device)
+        self.model = self.task.Model(*to_device(init_inputs, self.device)).to(self.device)
         self.inputs = [self._inputs_from_seed(seed) for seed in msg["verify_seeds"]]
         self.pool = [self._inputs_from_seed(seed) for seed in msg["pool_seeds"]]
         protocol.save_tensors(self.path("init_inputs.pt"), init_inputs)
@@ -195,28 +216,19 @@ class Runner:
 
     def _inputs_from_seed(self, seed: int) -> list:
         torch.manual_seed(seed)
-        return _to_device(taskfile.call_task_function(self.task, "get_inputs", self.task_path), self.device)
+        return to_device(taskfile.call_task_function(self.task, "get_inputs", self.task_path), self.device)
 
     def cmd_load_candidate(self, msg: dict) -> dict:
         """Import the candidate (this is where load_inline compiles) with the census hooks in place."""
         self.role = "candidate"
-        with open(msg["candidate"]) as f:
-            source = f.read()
-        backends = static_check.check_source(source).backends
-        self.counter = census.install(backends)
-        self.candidate_module = taskfile.load_module(msg["candidate"], "candidate")
-        if not callable(getattr(self.candidate_module, "ModelNew", None)):
-            raise LookupError("the candidate defines no ModelNew class")
+        self.candidate_module, self.counter = import_candidate(msg["candidate"])
         return {"patched": self._patched_primitives()}
 
     def cmd_setup_candidate(self, msg: dict) -> dict:
         init_inputs = protocol.load_tensors(msg["init_inputs"])
-        self.inputs = [_to_device(s, self.device) for s in protocol.load_tensors(msg["verify_inputs"])]
-        self.pool = [_to_device(s, self.device) for s in protocol.load_tensors(msg["pool_inputs"])]
-        torch.manual_seed(msg["init_seed"])
-        self.model = self.candidate_module.ModelNew(*_to_device(init_inputs, self.device))
-        if isinstance(self.model, torch.nn.Module):
-            self.model = self.model.to(self.device)
+        self.inputs = [to_device(s, self.device) for s in protocol.load_tensors(msg["verify_inputs"])]
+        self.pool = [to_device(s, self.device) for s in protocol.load_tensors(msg["pool_inputs"])]
+        self.model = build_model(self.candidate_module, init_inputs, msg["init_seed"], self.device)
         return {}
 
     def cmd_forward(self, msg: dict) -> dict:
