@@ -36,10 +36,14 @@ def commit() -> str:
         return "unknown"
 
 
-def evaluate_once(task: str, kernel: str, args) -> tuple[dict, float]:
-    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, kernel, "--device", args.device, "--size", args.size]
+def run_verdict(task: str, candidate: str, *flags: str, timeout: float, env: dict | None = None) -> tuple[dict, float]:
+    """`python -m forge_sandbox eval` in a fresh process, as a GPU worker runs it: the verdict (or an
+    error record when there is none) and the command's wall time in seconds. The bench scripts share it."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.join(REPO, "sandbox"), env.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, candidate, *flags]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=args.timeout)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=timeout)
     wall = time.perf_counter() - start
     if proc.returncode == 2 or not proc.stdout.strip():
         return {"status": "error", "reasons": [proc.stderr.strip()[-500:]]}, wall
@@ -65,7 +69,9 @@ def main() -> None:
         kernel = os.path.join(REPO, "bench", "kernels", f"{name}.py")
         runs = []
         for _ in range(args.runs):
-            verdict, wall = evaluate_once(task, kernel, args)
+            verdict, wall = run_verdict(
+                task, kernel, "--device", args.device, "--size", args.size, timeout=args.timeout
+            )
             environment = verdict.get("environment") or environment
             runs.append(
                 {k: verdict.get(k) for k in ("status", "reasons", "reference_ms", "candidate_ms", "speedup")}

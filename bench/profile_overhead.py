@@ -25,19 +25,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "sandbox"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from eval_repeatability import commit  # noqa: E402
+from eval_repeatability import commit, run_verdict  # noqa: E402
 
 from forge_sandbox import ncu, static_check  # noqa: E402
 
 
 def evaluate(task: str, kernel: str, profile_dir: str | None, timeout: float, *flags: str) -> dict:
-    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, kernel, *flags]
-    if profile_dir:
-        cmd += ["--profile", "--profile-dir", profile_dir]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=timeout)
-    if not proc.stdout.strip():
-        return {"status": "error", "reasons": [proc.stderr.strip()[-500:]], "hardware": {}}
-    return json.loads(proc.stdout)
+    profile = ["--profile", "--profile-dir", profile_dir] if profile_dir else []
+    return run_verdict(task, kernel, *flags, *profile, timeout=timeout)[0]
 
 
 def export_fixture(report: str, kernel_source: str, out: str, device: str) -> str:

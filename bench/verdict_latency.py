@@ -16,15 +16,13 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 
-from eval_repeatability import commit  # noqa: E402
+from eval_repeatability import commit, run_verdict  # noqa: E402
 
 CANDIDATES = {
     "triton": os.path.join(REPO, "bench", "kernels", "{task}.py"),
@@ -34,17 +32,15 @@ CANDIDATES = {
 
 
 def evaluate(task: str, candidate: str, device: str, caches: str, timeout: float) -> dict:
+    # Cold and warm are about these folders: an isolated candidate's builds go to FORGE_SANDBOX_CACHE,
+    # one without namespaces uses the compilers' own variables.
     env = dict(os.environ)
-    for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR"):
+    for name in ("FORGE_SANDBOX_CACHE", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR"):
         env[name] = os.path.join(caches, name.lower())
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "sandbox"), env.get("PYTHONPATH", "")])
-    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, candidate, "--device", device]
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=timeout)
-    wall = round(time.perf_counter() - started, 2)
-    if not proc.stdout.strip():
-        return {"status": "error", "reasons": [proc.stderr.strip()[-400:]], "wall_s": wall}
-    verdict = json.loads(proc.stdout)
+    verdict, wall = run_verdict(task, candidate, "--device", device, timeout=timeout, env=env)
+    wall = round(wall, 2)
+    if verdict["status"] == "error":
+        return verdict | {"wall_s": wall}
     keep = ("status", "reasons", "speedup", "candidate_ms", "reference_ms", "duration_s")
     return {k: verdict.get(k) for k in keep} | {
         "wall_s": wall,
