@@ -136,7 +136,7 @@ class BenchmarkStage:
         workdir = os.path.join(self.workdir, "ncu")
         prefix, args = [], []
         # The candidate runner's cache folders when it had them (a load_inline build is then reused).
-        caches = getattr(self, "candidate_caches", {}) if self.cand.isolated else {}
+        caches = self.candidate_caches
         if self.opt.profile_isolated:
             prefix, why_not = isolation.isolation_prefix()
             if why_not:

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import tempfile
 import time
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ import torch
 
 from forge_sandbox import compare, hardware, isolation, protocol, static_check
 from forge_sandbox.benchmark_stage import BenchmarkStage
-from forge_sandbox.host import RunnerFailure, RunnerProcess
+from forge_sandbox.host import RunnerFailure, RunnerProcess, UnsafeFile, open_regular_file
 from forge_sandbox.taskfile import TaskError, resolve_size
 from forge_sandbox.verdict import (
     COMPILE_ERROR,
@@ -116,6 +115,8 @@ class _Pipeline(BenchmarkStage):
         self.workdir = workdir
         self.runners = runners
         self.on_cuda = options.device.startswith("cuda")
+        self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
+        self.candidate_caches: dict = {}  # the compiler cache folders the candidate's runner was given
 
     # -- stages -----------------------------------------------------------------
 
@@ -243,14 +244,15 @@ class _Pipeline(BenchmarkStage):
             raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
     def _start(self, role: str, isolate: bool = False) -> RunnerProcess:
-        prefix, args, env, own = [], [], None, os.path.join(self.workdir, role)
+        prefix, args, caches, own = [], [], {}, os.path.join(self.workdir, role)
         if isolate:
             prefix, self.no_isolation = isolation.isolation_prefix()
             if prefix:
                 args, caches = self._isolation_args(own)
-                env = {**os.environ, **caches}
-                self.candidate_caches = caches  # the profiled run builds from the same caches
+        env = {**os.environ, **caches} if caches else None
         runner = RunnerProcess(role, own, self.opt.device, env=env, prefix=prefix, extra_args=args)
+        if role == "candidate":
+            self.candidate_caches = caches  # the profiled run builds from the same caches
         self.runners.append(runner)
         return runner
 
@@ -267,7 +269,7 @@ class _Pipeline(BenchmarkStage):
         """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
         env = self.verdict.environment
         if not self.cand.isolated:
-            why_not = getattr(self, "no_isolation", None) or "turned off"
+            why_not = self.no_isolation or "turned off"
             env["isolation"] = f"none: {why_not}"
             env["files"] = "not restricted: not isolated"
             if why_not != "turned off":
@@ -352,7 +354,7 @@ class _Pipeline(BenchmarkStage):
             raise Stop(REJECTED, "the candidate's runner named an output file outside its workdir", stage=stage)
         try:
             return protocol.load_tensors(_read_regular_file(path, MAX_OUTPUT_BYTES))
-        except _UnsafeFile as exc:
+        except UnsafeFile as exc:
             raise Stop(REJECTED, f"the candidate's output file is unusable: {exc}", stage=stage) from None
         except Exception as exc:
             first = (str(exc).splitlines() or [""])[0][:200]
@@ -368,22 +370,13 @@ class _Pipeline(BenchmarkStage):
 MAX_OUTPUT_BYTES = 16 * 2**30
 
 
-class _UnsafeFile(Exception):
-    pass
-
-
 def _read_regular_file(path: str, limit: int) -> bytes:
     """Read a file the candidate's runner wrote, refusing FIFOs, links, devices and huge files."""
+    fd = open_regular_file(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        raise _UnsafeFile(exc.strerror) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _UnsafeFile("not a regular file")
-        if info.st_size > limit:
-            raise _UnsafeFile(f"{info.st_size} bytes is over the {limit} byte limit")
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise UnsafeFile(f"{size} bytes is over the {limit} byte limit")
         chunks = []
         while chunk := os.read(fd, 1 << 24):
             chunks.append(chunk)

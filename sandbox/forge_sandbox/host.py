@@ -195,14 +195,31 @@ def tail_of(fd: int, chars: int) -> str:
         return ""
 
 
-def read_tail(path: str, chars: int) -> str:
-    """The last ``chars`` bytes of a file a candidate may have replaced: never a FIFO, a device or a link."""
+class UnsafeFile(Exception):
+    """A file a candidate could have written is not a plain regular file (or is too big)."""
+
+
+def open_regular_file(path: str) -> int:
+    """Open a file a candidate may have replaced, for reading: never through a link, never a FIFO
+    or a device (which could block the host or feed it forever). Returns the descriptor."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    except OSError as exc:
+        raise UnsafeFile(exc.strerror) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafeFile("not a regular file")
+    return fd
+
+
+def read_tail(path: str, chars: int) -> str:
+    """The last ``chars`` bytes of a file a candidate may have replaced, or "" when it is unsafe."""
+    try:
+        fd = open_regular_file(path)
+    except UnsafeFile:
         return ""
     try:
-        return tail_of(fd, chars) if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+        return tail_of(fd, chars)
     finally:
         os.close(fd)
 
