@@ -11,8 +11,14 @@ from rich.console import Console
 
 from forge import __version__
 from forge.paths import bundled_dir, resolve_task
+from forge.printable import printable, printable_data
 
 console = Console()
+
+
+def _failure(exc: Exception) -> click.ClickException:
+    """The error as click prints it: one message, its control characters visible (task and LLM errors quote text)."""
+    return click.ClickException(printable(str(exc)))
 
 
 @click.group()
@@ -69,7 +75,7 @@ def eval_command(task, candidate, device, size, timeout, trials, profile, as_jso
             profile=profile,
         )
     except (FileNotFoundError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise _failure(exc) from None
     if as_json:
         click.echo(json.dumps(verdict.to_dict()))
     else:
@@ -250,7 +256,7 @@ def optimize_command(task, resume_id, as_json, **options) -> None:
             optimizer = Optimizer.start(store, _settings(**options), resolve_task(task), display)
         summary = optimizer.run()
     except (ConfigError, OptimizeError, EvaluationError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise _failure(exc) from None
     except KeyboardInterrupt:
         display.close()
         run_id = optimizer.run_id if optimizer is not None else "RUN"
@@ -294,7 +300,7 @@ def bench_command(directory, out, **options) -> None:
         check_device(options["device"])
         settings = _settings(**options)
     except (ConfigError, EvaluationError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise _failure(exc) from None
     results, summary = run_suite(Store(db_path()), settings, directory, Display)
     with open(out, "w") as f:
         json.dump(results_json(results, summary, settings), f, indent=1)
@@ -312,19 +318,20 @@ def _store():
 def _emit(rows: list[dict], as_json: bool, as_csv: bool = False, as_markdown: bool = False, columns=None) -> bool:
     """Machine-readable output when asked for; True when it was printed."""
     columns = columns or (list(rows[0]) if rows else [])
-    if as_json:
+    if as_json:  # json.dumps writes control characters as \u escapes (ensure_ascii, its default)
         click.echo(json.dumps(rows, default=str))
     elif as_csv:
         import csv
 
         writer = csv.DictWriter(sys.stdout, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(printable_data(rows))
     elif as_markdown:
         click.echo("| " + " | ".join(columns) + " |")
         click.echo("|" + "---|" * len(columns))
         for row in rows:
-            click.echo("| " + " | ".join("" if row.get(c) is None else str(row.get(c)) for c in columns) + " |")
+            cells = ("" if row.get(c) is None else printable(str(row.get(c))) for c in columns)
+            click.echo("| " + " | ".join(cells) + " |")
     else:
         return False
     return True
@@ -423,13 +430,16 @@ def export_command(task, output, device) -> None:
     try:
         row = choose(store, task, device)
     except ExportError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise _failure(exc) from None
     output = output or f"{row['task']}_forge.py"
     with open(output, "w") as f:
         f.write(render_module(store, row))
     console.print(
-        f"wrote {output}: {row['task']} at {row['speedup']}x on {row['device']} (candidate {row['candidate_id']})",
+        printable(
+            f"wrote {output}: {row['task']} at {row['speedup']}x on {row['device']} (candidate {row['candidate_id']})"
+        ),
         highlight=False,
+        markup=False,
     )
 
 

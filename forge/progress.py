@@ -1,4 +1,7 @@
-"""What a person sees while `forge optimize` works: a live table on a terminal, plain lines elsewhere."""
+"""What a person sees while `forge optimize` works: a live table on a terminal, plain lines elsewhere.
+
+Every line goes through `_line` and every table cell through `plain_row`, both of which make the candidates'
+and the LLMs' text printable."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from forge.printable import printable
 from forge.render import plain_row
 from forge_sandbox.device_facts import describe
 from forge_sandbox.isolation import isolation_prefix
@@ -27,15 +31,14 @@ class Display:
 
     # lifecycle
     def started(self, run_id: str, task: str, settings, env: dict) -> None:
-        self.console.print(
+        self._line(
             f"[bold]forge optimize[/] {escape(task)} · run {run_id} · {escape(settings.coder.model)} · "
-            f"{settings.backend} on {escape(str(env.get('device_name')))}",
-            highlight=False,
+            f"{settings.backend} on {escape(str(env.get('device_name')))}"
         )
-        self.console.print(f"[dim]{escape(describe(env))}[/]", highlight=False)
+        self._line(f"[dim]{escape(describe(env))}[/]")
         _, why_not = isolation_prefix()
         if why_not:
-            self.console.print(f"[yellow]candidates run without namespace isolation: {escape(why_not)}[/]")
+            self._line(f"[yellow]candidates run without namespace isolation: {escape(why_not)}[/]")
         if self.live_mode:
             self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False)
             self.live.start()
@@ -77,11 +80,12 @@ class Display:
         self._refresh()
 
     # rendering
-    def _line(self, text: str) -> None:
-        if self.live is not None:
-            self.live.console.print(text, highlight=False)
-        else:
-            self.console.print(text, highlight=False)
+    def _line(self, markup: str) -> None:
+        """Print a line of rich markup whose untrusted parts went through `escape`, with its control characters
+        made visible. Safe after `escape`: an escape such as `\\x1b` ends in a hex digit, so the backslashes
+        before a `[`, which decide whether it opens a tag, are never changed."""
+        console = self.live.console if self.live is not None else self.console
+        console.print(printable(markup), highlight=False)
 
     def _refresh(self, footer: str | None = None) -> None:
         if footer:

@@ -1,4 +1,8 @@
-"""Readable terminal output for verdicts and task listings (rich)."""
+"""Readable terminal output for verdicts and task listings (rich).
+
+Candidate and LLM text reaches the terminal only through `printable` (control characters shown, never
+sent) and never as rich markup: each function makes its data printable on the way in, and tables take
+their cells through `plain_row`."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from forge.printable import printable, printable_data
 from forge_sandbox import Verdict
 from forge_sandbox.hardware import describe as describe_hardware
 from forge_sandbox.ncu_metrics import describe as describe_ncu
@@ -21,15 +26,18 @@ def _ms(value: float | None, iqr: float | None) -> str:
 
 
 def print_verdict(console: Console, v: Verdict) -> None:
+    v = Verdict(**printable_data(v.to_dict()))  # reasons, warnings, hardware and ncu text come from the candidate
     style = _STATUS_STYLE.get(v.status, "bold yellow")
-    console.print(f"[{style}]{v.status}[/]  {escape(v.candidate)}", highlight=False)
+    console.print(f"[{style}]{escape(v.status)}[/]  {escape(v.candidate)}", highlight=False)
     for reason in v.reasons:
         console.print(f"  - {reason}", markup=False)
     if v.status == "passed":
         console.print(
             f"  candidate {_ms(v.candidate_ms, v.candidate_iqr_ms)}   eager PyTorch {_ms(v.reference_ms, v.reference_iqr_ms)}"
         )
-        console.print(f"  speedup [bold]{v.speedup:.3f}x[/] over eager PyTorch ({v.timing.get('method', '')})")
+        console.print(
+            f"  speedup [bold]{v.speedup:.3f}x[/] over eager PyTorch ({escape(str(v.timing.get('method', '')))})"
+        )
     if v.status == "passed":
         for line in describe_hardware(v.hardware)[:2]:  # the roofline and the census
             if not line.startswith(("ptxas", "not measured", "ncu")):
@@ -37,7 +45,7 @@ def print_verdict(console: Console, v: Verdict) -> None:
         print_profile(console, v.hardware)
     for warning in v.warnings:
         console.print(f"  [dim]note: {escape(warning)}[/]", markup=True)
-    env = v.environment
+    env = {key: escape(str(value)) for key, value in v.environment.items()}
     if env:
         console.print(
             f"  [dim]{env.get('device_name')} · torch {env.get('torch')} · CUDA {env.get('cuda')} · triton {env.get('triton')} · {v.duration_s} s[/]"
@@ -57,22 +65,26 @@ def print_tasks(console: Console, infos) -> None:
     # Problems go on lines of their own, unwrapped, so that they can be read and grepped whole.
     for info in infos:
         if not info.ok:
-            console.print(f"[red]error[/] {escape(info.error)}", soft_wrap=True, highlight=False)
+            console.print(f"[red]error[/] {escape(printable(info.error))}", soft_wrap=True, highlight=False)
         for warning in info.warnings:
-            console.print(f"[yellow]warning[/] {escape(info.name)}: {escape(warning)}", soft_wrap=True, highlight=False)
+            console.print(
+                f"[yellow]warning[/] {escape(printable(info.name))}: {escape(printable(warning))}",
+                soft_wrap=True,
+                highlight=False,
+            )
 
 
 def print_summary(console: Console, s) -> None:
     if s.best_speedup is not None:
         console.print(
-            f"[bold green]best verified kernel: {s.best_speedup:.3g}x[/] over eager PyTorch -> {escape(str(s.best_path))}",
+            f"[bold green]best verified kernel: {s.best_speedup:.3g}x[/] over eager PyTorch -> {escape(printable(str(s.best_path)))}",
             highlight=False,
         )
     else:
         console.print("[bold red]no verified kernel[/] in this run", highlight=False)
     cost = f"${s.cost_usd:.4f}" + (f" (+ {s.unpriced_calls} calls of unknown price)" if s.unpriced_calls else "")
     console.print(
-        f"run {s.run_id}: {s.rounds_done} rounds, stopped: {s.stop_reason}; tokens {s.prompt_tokens} in / "
+        f"run {s.run_id}: {s.rounds_done} rounds, stopped: {escape(printable(s.stop_reason))}; tokens {s.prompt_tokens} in / "
         f"{s.completion_tokens} out; cost {cost}; {s.wall_s} s",
         highlight=False,
     )
@@ -166,6 +178,7 @@ def print_runs(console: Console, rows: list[dict]) -> None:
 def print_story(console: Console, story: dict) -> None:
     from rich.syntax import Syntax
 
+    story = printable_data(story)  # the code, the diff, the verdict and the judge's advice are LLM and candidate text
     c = story["candidate"]
     console.print(
         f"[bold]candidate {c['id']}[/] · run {c['run_id']} · round {c['round']} attempt {c['attempt']} · parent {story['parent_id'] or '-'}",
@@ -189,7 +202,9 @@ def print_story(console: Console, story: dict) -> None:
     fb = story["feedback"]
     if fb and fb.get("advice"):
         about = "the best kernel so far" if fb["mode"] == "optimize" else "the round's most advanced failure"
-        console.print(f"[bold]the judge after round {c['round']} ({fb['mode']}, about {about})[/]", highlight=False)
+        console.print(
+            f"[bold]the judge after round {c['round']} ({escape(str(fb['mode']))}, about {about})[/]", highlight=False
+        )
         for key, value in fb["advice"].items():
             console.print(f"  {key}: {value}", highlight=False, markup=False)
 
@@ -218,12 +233,20 @@ def print_calls(console: Console, rows: list[dict]) -> None:
 
 
 def plain_row(table: Table, *values) -> None:
-    """Add a row as plain text: cells hold LLM and candidate text, never markup."""
-    table.add_row(*[v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in values])
+    """Add a row as plain, printable text: cells hold LLM and candidate text, never markup or control codes."""
+    table.add_row(
+        *[
+            Text(printable(v.plain), style=v.style)
+            if isinstance(v, Text)
+            else Text(printable("" if v is None else str(v)))
+            for v in values
+        ]
+    )
 
 
 def print_profile(console: Console, hw: dict) -> None:
     """Nsight Compute's view of the candidate's kernels, or why there is none when it was asked for."""
+    hw = printable_data(hw)  # ncu's rule text and kernel names
     profile = hw.get("ncu")
     if profile:
         for line in describe_ncu(profile, max_kernels=2):

@@ -10,6 +10,7 @@ import math
 
 from forge import __version__
 from forge.history import leaderboard
+from forge.printable import printable
 from forge.store import Store
 
 CSS = """
@@ -25,7 +26,8 @@ COLORS = ["#2f6fdb", "#d9480f", "#2b8a3e", "#862e9c", "#c92a2a", "#0b7285"]
 
 
 def _esc(value) -> str:
-    return html.escape("" if value is None else str(value))
+    """Text from the record as HTML: markup escaped, control and bidi characters shown as escapes."""
+    return html.escape(printable("" if value is None else str(value)))
 
 
 def speedup_chart(series: dict[str, list[tuple[int, float]]], width: int = 480, height: int = 260) -> str:
