@@ -7,6 +7,7 @@ import re
 
 from pydantic import BaseModel, ValidationError
 
+from forge.evaluation import compile_baseline, torch_ops_text
 from forge.llm import CallRecord, LLMClient
 from forge.prompts import Template
 from forge_sandbox.hardware import describe as describe_hardware
@@ -87,11 +88,35 @@ def describe_failure(verdict: dict) -> str:
 
 
 def describe_timings(verdict: dict) -> str:
-    return (
+    """A passed verdict's times against both baselines, how repeatable its speedup was, and where its
+    forward's time went (its own kernels, and the PyTorch operators it still runs)."""
+    lines = [
         f"candidate {verdict.get('candidate_ms')} ms (IQR {verdict.get('candidate_iqr_ms')}), "
         f"eager PyTorch {verdict.get('reference_ms')} ms (IQR {verdict.get('reference_iqr_ms')}), "
-        f"speedup {verdict.get('speedup')}x; method: {verdict.get('timing', {}).get('method', 'unknown')}"
-    )
+        f"speedup {verdict.get('speedup')}x over eager PyTorch; "
+        f"method: {(verdict.get('timing') or {}).get('method', 'unknown')}"
+    ]
+    compiled = compile_baseline(verdict)
+    if compiled.get("ms") is not None:
+        lines.append(
+            f"torch.compile ({compiled.get('mode')}) of the reference {compiled['ms']} ms "
+            f"(IQR {compiled.get('iqr_ms')}), speedup {verdict.get('speedup_vs_compile')}x over torch.compile"
+        )
+    elif compiled:
+        lines.append(f"no torch.compile baseline ({compiled.get('mode')}): {compiled.get('reason')}")
+    spread = (verdict.get("timing") or {}).get("repeatability") or {}
+    if spread:
+        lines.append(
+            f"repeatability: speedup over eager from {spread.get('speedup_min')}x to {spread.get('speedup_max')}x "
+            f"across {spread.get('blocks')} timed blocks (coefficient of variation {spread.get('speedup_cv')})"
+        )
+    if verdict.get("own_share") is not None:
+        lines.append(f"own kernels: {100 * verdict['own_share']:.0f}% of the forward's time")
+    if verdict.get("torch_ops"):
+        lines.append(f"PyTorch operators the forward still runs: {torch_ops_text(verdict['torch_ops'])}")
+    elif "torch_ops" in verdict:
+        lines.append("PyTorch operators the forward still runs: none")
+    return "\n".join(lines)
 
 
 def describe_metrics(verdict: dict) -> str:

@@ -344,7 +344,7 @@ def _emit(rows: list[dict], as_json: bool, as_csv: bool = False, as_markdown: bo
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print a Markdown table.")
 def leaderboard_command(task, device, as_json, as_csv, as_markdown) -> None:
-    """The best verified speedup per task, per GPU model and torch version, and what produced it."""
+    """The best verified speedup per task, per GPU model and torch version (over eager PyTorch and torch.compile)."""
     from forge.history import leaderboard
     from forge.render import print_leaderboard
 
@@ -354,8 +354,11 @@ def leaderboard_command(task, device, as_json, as_csv, as_markdown) -> None:
         "device",
         "torch",
         "speedup",
+        "speedup_vs_compile",
         "candidate_ms",
         "reference_ms",
+        "compile_ms",
+        "own_share_pct",
         "model",
         "backend",
         "rounds",

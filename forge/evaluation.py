@@ -51,3 +51,16 @@ def run_eval(
         return evaluate(task, candidate, options)
     except TaskError as exc:
         raise EvaluationError(str(exc)) from None
+
+
+def compile_baseline(verdict: dict) -> dict:
+    """The verdict's torch.compile baseline: ``{"ms", "iqr_ms", "mode", "cached", ...}`` when it was measured,
+    ``{"ms": None, "reason", "mode"}`` when torch.compile could not run the reference, and ``{}`` for a
+    verdict recorded before forge measured it."""
+    return (verdict.get("baselines") or {}).get("compile") or {}
+
+
+def torch_ops_text(torch_ops: dict) -> str:
+    """The PyTorch operators a candidate's forward ran, most frequent first: ``aten.mm x2, aten.add x1``."""
+    ranked = sorted(torch_ops.items(), key=lambda item: (-(item[1] or 0), str(item[0])))
+    return ", ".join(f"{name} x{count}" for name, count in ranked)

@@ -11,7 +11,8 @@ LEADERBOARD_SQL = """
 with ranked as (
   select
     r.task_id, r.task_name as task, e.device_name as device, e.torch_version as torch,
-    e.speedup, e.candidate_ms, e.reference_ms, r.model, r.backend, r.rounds_done as rounds,
+    e.speedup, e.speedup_vs_compile, e.candidate_ms, e.reference_ms, e.compile_ms,
+    round(100 * e.own_share, 1) as own_share_pct, r.model, r.backend, r.rounds_done as rounds,
     r.cost_usd as cost_usd, c.id as candidate_id, r.id as run_id, e.created_at as evaluated_at,
     row_number() over (
       partition by r.task_id, e.device_name, e.torch_version order by e.speedup desc, e.id
@@ -21,8 +22,8 @@ with ranked as (
   join runs r on r.id = c.run_id
   where e.status = 'passed' and e.speedup is not null
 )
-select task, device, torch, speedup, candidate_ms, reference_ms, model, backend, rounds, cost_usd,
-       candidate_id, run_id, task_id, evaluated_at
+select task, device, torch, speedup, speedup_vs_compile, candidate_ms, reference_ms, compile_ms, own_share_pct,
+       model, backend, rounds, cost_usd, candidate_id, run_id, task_id, evaluated_at
 from ranked where rank = 1
 """
 
@@ -36,7 +37,12 @@ group by r.task_name order by cost_usd desc
 
 
 def leaderboard(store: Store, task: str | None = None, device: str | None = None) -> list[dict]:
-    """The best verified speedup per task, per GPU model and torch version (never mixed in one ranking)."""
+    """The best verified speedup per task, per GPU model and torch version (never mixed in one ranking).
+
+    Ranked by the speedup over eager PyTorch; each row also has the winner's speedup over the task's
+    reference under torch.compile with that baseline's ``compile_ms`` (None where torch.compile could
+    not run the reference), and ``own_share_pct``, the percentage of its forward's time spent in its own
+    kernels (None where unknown)."""
     sql, params = f"select * from ({LEADERBOARD_SQL}) where 1 = 1", []
     if task:
         sql += " and task = ?"
@@ -110,7 +116,10 @@ def datasette_metadata() -> dict:
             "forge": {
                 "queries": {
                     "leaderboard": {
-                        "title": "Leaderboard: best verified speedup per task, GPU model and torch version",
+                        "title": (
+                            "Leaderboard: best verified speedup over eager PyTorch per task, GPU model and torch "
+                            "version, with its speedup over torch.compile and its own kernels' share"
+                        ),
                         "sql": LEADERBOARD_SQL.strip() + "\norder by task, device, torch",
                     },
                     "cost_per_task": {

@@ -72,6 +72,7 @@ class RunSummary:
     prompt_tokens: int
     completion_tokens: int
     wall_s: float
+    best_speedup_vs_compile: float | None = None  # the best kernel's, over the task's reference under torch.compile
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -383,4 +384,5 @@ class Optimizer:
             prompt_tokens=run["prompt_tokens"],
             completion_tokens=run["completion_tokens"],
             wall_s=round(wall_s, 2),
+            best_speedup_vs_compile=self.best.verdict.get("speedup_vs_compile") if self.best else None,
         )

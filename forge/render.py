@@ -11,12 +11,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from forge.evaluation import compile_baseline, torch_ops_text
 from forge.printable import printable, printable_data
 from forge_sandbox import Verdict
 from forge_sandbox.hardware import describe as describe_hardware
 from forge_sandbox.ncu_metrics import describe as describe_ncu
 
 _STATUS_STYLE = {"passed": "bold green", "incorrect": "bold red", "rejected": "bold red"}
+
+
+def _number(value: float | None, fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
 
 
 def _ms(value: float | None, iqr: float | None) -> str:
@@ -32,13 +37,7 @@ def print_verdict(console: Console, v: Verdict) -> None:
     for reason in v.reasons:
         console.print(f"  - {reason}", markup=False)
     if v.status == "passed":
-        console.print(
-            f"  candidate {_ms(v.candidate_ms, v.candidate_iqr_ms)}   eager PyTorch {_ms(v.reference_ms, v.reference_iqr_ms)}"
-        )
-        console.print(
-            f"  speedup [bold]{v.speedup:.3f}x[/] over eager PyTorch ({escape(str(v.timing.get('method', '')))})"
-        )
-    if v.status == "passed":
+        print_speedups(console, v)
         for line in describe_hardware(v.hardware)[:2]:  # the roofline and the census
             if not line.startswith(("ptxas", "not measured", "ncu")):
                 console.print(f"  {line}", highlight=False, markup=False)
@@ -49,6 +48,38 @@ def print_verdict(console: Console, v: Verdict) -> None:
     if env:
         console.print(
             f"  [dim]{env.get('device_name')} · torch {env.get('torch')} · CUDA {env.get('cuda')} · triton {env.get('triton')} · {v.duration_s} s[/]"
+        )
+
+
+def print_speedups(console: Console, v: Verdict) -> None:
+    """A passed verdict's times and its speedup over both baselines, with the split of its forward's time.
+
+    `v` has been made printable: the compile mode and reason and the operator names come from the verdict."""
+    compiled = compile_baseline(v.to_dict())
+    times = f"  candidate {_ms(v.candidate_ms, v.candidate_iqr_ms)}   eager PyTorch {_ms(v.reference_ms, v.reference_iqr_ms)}"
+    if compiled.get("ms") is not None:
+        times += f"   torch.compile {_ms(compiled['ms'], compiled.get('iqr_ms'))}"
+    console.print(times, highlight=False)
+    line = f"  speedup [bold]{v.speedup:.3f}x[/] over eager PyTorch"
+    mode = escape(str(compiled.get("mode") or "default"))
+    if v.speedup_vs_compile is not None:
+        line += f", [bold]{v.speedup_vs_compile:.3f}x[/] over torch.compile ({mode})"
+    elif compiled:
+        line += f"; no torch.compile baseline ({mode}): {escape(str(compiled.get('reason') or 'not measured'))}"
+    console.print(line + f"; timed with {escape(str(v.timing.get('method', 'an unknown method')))}", highlight=False)
+    spread = v.timing.get("repeatability") or {}
+    if spread.get("speedup_min") is not None and spread.get("speedup_max") is not None:
+        cv = f", CV {100 * spread['speedup_cv']:.1f}%" if spread.get("speedup_cv") is not None else ""
+        console.print(
+            f"  speedup over eager from {spread['speedup_min']:.3g}x to {spread['speedup_max']:.3g}x "
+            f"across {spread.get('blocks')} timed blocks{cv}",
+            highlight=False,
+        )
+    if v.own_share is not None:
+        console.print(f"  own kernels: {100 * v.own_share:.0f}% of the forward's time", highlight=False)
+    if v.torch_ops:
+        console.print(
+            f"  PyTorch operators in the forward: {torch_ops_text(v.torch_ops)}", highlight=False, markup=False
         )
 
 
@@ -76,8 +107,10 @@ def print_tasks(console: Console, infos) -> None:
 
 def print_summary(console: Console, s) -> None:
     if s.best_speedup is not None:
+        compiled = f", {s.best_speedup_vs_compile:.3g}x over torch.compile" if s.best_speedup_vs_compile else ""
         console.print(
-            f"[bold green]best verified kernel: {s.best_speedup:.3g}x[/] over eager PyTorch -> {escape(printable(str(s.best_path)))}",
+            f"[bold green]best verified kernel: {s.best_speedup:.3g}x[/] over eager PyTorch{compiled} -> "
+            f"{escape(printable(str(s.best_path)))}",
             highlight=False,
         )
     else:
@@ -92,28 +125,39 @@ def print_summary(console: Console, s) -> None:
 
 def print_bench(console: Console, results, metrics: dict) -> None:
     table = Table(show_header=True, header_style="bold")
-    for column in ("task", "correct", "speedup", "cost USD", "wall s", "run"):
+    for column in ("task", "correct", "vs eager", "vs torch.compile", "cost USD", "wall s", "run"):
         table.add_column(column)
     for r in results:
-        speed = f"{r.speedup:.3g}x" if r.speedup else "-"
+        if r.speedup_vs_compile:
+            over_compile = f"{r.speedup_vs_compile:.3g}x"
+        else:
+            over_compile = f"- ({r.compile_missing})" if r.compile_missing else "-"
         plain_row(
             table,
             r.task,
             "yes" if r.correct else ("error: " + r.error if r.error else "no"),
-            speed,
+            f"{r.speedup:.3g}x" if r.speedup else "-",
+            over_compile,
             f"{r.cost_usd:.4f}",
             f"{r.wall_s:.1f}",
             r.run_id or "-",
         )
     console.print(table)
-    geo = f"{metrics['geomean_speedup']:.3g}x" if metrics["geomean_speedup"] else "-"
     console.print(
         f"correct {metrics['correct']}/{metrics['tasks']} ({metrics['correctness_rate']:.0%}) · "
-        f"fast_0 {metrics['fast_0']:.0%} · fast_1 {metrics['fast_1']:.0%} · fast_1.5 {metrics['fast_1.5']:.0%} · "
-        f"fast_2 {metrics['fast_2']:.0%} · geomean speedup (correct) {geo} · "
         f"${metrics['cost_per_task_usd']:.4f} and {metrics['wall_s_per_task']:.1f} s per task",
         highlight=False,
     )
+    for label, suffix in (("over eager PyTorch", ""), ("over torch.compile", "_compile")):
+        geo = metrics[f"geomean_speedup{suffix}"]
+        fast = " · ".join(f"fast_{p} {metrics[f'fast_{p}{suffix}']:.0%}" for p in ("0", "1", "1.5", "2"))
+        console.print(f"{label}: {fast} · geomean speedup (correct) {f'{geo:.3g}x' if geo else '-'}", highlight=False)
+    if metrics["compile_missing"]:
+        console.print(
+            f"{metrics['compile_missing']} correct task(s) have no torch.compile baseline: "
+            "counted as not faster than torch.compile, left out of its geomean",
+            highlight=False,
+        )
 
 
 def print_leaderboard(console: Console, rows: list[dict]) -> None:
@@ -125,9 +169,12 @@ def print_leaderboard(console: Console, rows: list[dict]) -> None:
         "task",
         "device",
         "torch",
-        "speedup",
+        "vs eager",
+        "vs torch.compile",
         "kernel ms",
         "eager ms",
+        "compiled ms",
+        "own %",
         "model",
         "backend",
         "rounds",
@@ -142,8 +189,11 @@ def print_leaderboard(console: Console, rows: list[dict]) -> None:
             str(r["device"]),
             str(r["torch"]),
             f"{r['speedup']:.3g}x",
+            _number(r["speedup_vs_compile"], "{:.3g}x"),
             f"{r['candidate_ms']:.4g}",
             f"{r['reference_ms']:.4g}",
+            _number(r["compile_ms"], "{:.4g}"),
+            _number(r["own_share_pct"], "{:.0f}%"),
             r["model"],
             r["backend"],
             str(r["rounds"]),

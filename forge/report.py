@@ -30,6 +30,11 @@ def _esc(value) -> str:
     return html.escape(printable("" if value is None else str(value)))
 
 
+def _optional(value: float | None, fmt: str) -> str:
+    """A number from the record, or a dash where there is none."""
+    return "-" if value is None else _esc(fmt.format(value))
+
+
 def speedup_chart(series: dict[str, list[tuple[int, float]]], width: int = 480, height: int = 260) -> str:
     """Best verified speedup after each round, one line per run."""
     points = [p for pts in series.values() for p in pts]
@@ -131,20 +136,31 @@ def build_report(store: Store) -> str:
     if not rows:
         out.append("<p>No verified kernels yet: run <code>forge optimize</code>.</p>")
     else:
-        head = ["task", "device", "torch", "speedup", "kernel ms", "eager ms", "model", "backend", "rounds", "run cost"]
-        out.append("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>")
+        head = [
+            "task", "device", "torch", "speedup vs eager", "speedup vs torch.compile", "kernel ms", "eager ms",
+            "torch.compile ms", "own kernels", "model", "backend", "rounds", "run cost",
+        ]  # fmt: skip
+        out.append("<table><tr>" + "".join(f"<th>{_esc(h)}</th>" for h in head) + "</tr>")
+        numeric = set(range(3, 9)) | {11, 12}
         for r in rows:
             cells = [
                 _esc(r["task"]), _esc(r["device"]), _esc(r["torch"]),
-                f"<b>{r['speedup']:.3g}x</b>", f"{r['candidate_ms']:.4g}", f"{r['reference_ms']:.4g}",
+                f"<b>{r['speedup']:.3g}x</b>", _optional(r["speedup_vs_compile"], "{:.3g}x"),
+                f"{r['candidate_ms']:.4g}", f"{r['reference_ms']:.4g}", _optional(r["compile_ms"], "{:.4g}"),
+                _optional(r["own_share_pct"], "{:.0f}% of forward"),
                 _esc(r["model"]), _esc(r["backend"]), _esc(r["rounds"]), f"${r['cost_usd']:.4f}",
             ]  # fmt: skip
             out.append(
                 "<tr>"
-                + "".join(f"<td class='num'>{c}</td>" if i >= 3 else f"<td>{c}</td>" for i, c in enumerate(cells))
+                + "".join(f"<td class='num'>{c}</td>" if i in numeric else f"<td>{c}</td>" for i, c in enumerate(cells))
                 + "</tr>"
             )
         out.append("</table>")
+        out.append(
+            "<p class='muted'>Ranked by the speedup over eager PyTorch. Over torch.compile: the same kernel against "
+            "the task's reference compiled by torch.compile (- where torch.compile could not run it). Own kernels: "
+            "the share of the forward's time spent in the candidate's own kernels.</p>"
+        )
     for task in sorted({r["task"] for r in rows}):
         out.append(f"<h2>{_esc(task)}</h2><div class='charts'>")
         out.append("<div><h3>Best verified speedup by round</h3>" + speedup_chart(_series(store, task)) + "</div>")

@@ -142,6 +142,24 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db["evaluations"].create_index(["candidate_id"])
 
 
+@migration
+def m002_compile_baseline(db: sqlite_utils.Database) -> None:
+    """Each evaluation's second baseline and its split: the task's reference under torch.compile (ms, and
+    the candidate's speedup over it) and the share of the forward's time in the candidate's own kernels.
+    Rows from before are filled from their stored verdict where it has the figures (NULL otherwise)."""
+    for column in ("compile_ms", "speedup_vs_compile", "own_share"):
+        db["evaluations"].add_column(column, float)
+    db.execute(
+        """
+        update evaluations set
+          compile_ms = json_extract(verdict, '$.baselines.compile.ms'),
+          speedup_vs_compile = json_extract(verdict, '$.speedup_vs_compile'),
+          own_share = json_extract(verdict, '$.own_share')
+        where json_valid(verdict)
+        """
+    )
+
+
 def migrate(db: sqlite_utils.Database) -> None:
     applied = set()
     if db["_migrations"].exists():
@@ -258,6 +276,7 @@ class Store:
 
     def add_evaluation(self, candidate_id: int, verdict: dict) -> int:
         env = verdict.get("environment") or {}
+        compiled = (verdict.get("baselines") or {}).get("compile") or {}
         return (
             self.db["evaluations"]
             .insert(
@@ -272,6 +291,9 @@ class Store:
                     "torch_version": env.get("torch"),
                     "verdict": json.dumps(verdict),
                     "created_at": now(),
+                    "compile_ms": compiled.get("ms"),
+                    "speedup_vs_compile": verdict.get("speedup_vs_compile"),
+                    "own_share": verdict.get("own_share"),
                 }
             )
             .last_pk

@@ -20,7 +20,7 @@ COLUMNS = {
     "candidates": ["id", "run_id", "round", "attempt", "source_hash", "parent_id", "llm_call_id", "backend", "created_at"],
     "evaluations": [
         "id", "candidate_id", "status", "reasons", "candidate_ms", "reference_ms", "speedup", "device_name",
-        "torch_version", "verdict", "created_at",
+        "torch_version", "verdict", "created_at", "compile_ms", "speedup_vs_compile", "own_share",
     ],
     "rounds": ["run_id", "round", "best_candidate_id", "best_speedup", "improved", "feedback", "finished_at"],
 }  # fmt: skip
