@@ -7,6 +7,7 @@
 #   bash bench/gpu_session.sh repeat N-Z
 #   bash bench/gpu_session.sh ncu          # profiling overhead, and real Nsight Compute output for fixtures
 #   bash bench/gpu_session.sh latency      # verdict latency per backend (Triton, CUDA C++, CuPy), cold and warm
+#   bash bench/gpu_session.sh baselines    # the torch.compile baseline's cache, cold and warm
 #   bash bench/gpu_session.sh optimize     # a full scripted `forge optimize` (carry .whl: the control side's
 #                                          # wheels, made by bench/control_wheels.sh on the development machine)
 # Results go to $OUT (the device tool brings it back) or bench/results/.
@@ -27,7 +28,7 @@ case "${1:-tests}" in
 v = json.load(sys.stdin); e = v["environment"]
 print("isolation check:", v["status"], "|", e.get("isolation"), "|", e.get("files"), "|", v["warnings"])' \
       | tee "$out/isolation-check-$stamp.txt"
-    python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py -m gpu -p no:cacheprovider 2>&1 | tee "$out/gpu-tests-$stamp.txt"
+    python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py tests/test_timing.py -m gpu -p no:cacheprovider 2>&1 | tee "$out/gpu-tests-$stamp.txt"
     ;;
   repeat)
     range="${2:-A-Z}"
@@ -42,6 +43,9 @@ print("isolation check:", v["status"], "|", e.get("isolation"), "|", e.get("file
     ;;
   latency)
     python bench/verdict_latency.py --out "$out"
+    ;;
+  baselines)
+    python bench/baseline_cache.py --out "$out"
     ;;
   optimize)
     if ls .whl/*.whl >/dev/null 2>&1; then

@@ -32,8 +32,9 @@ CANDIDATES = {
 
 
 def evaluate(task: str, candidate: str, device: str, caches: str, timeout: float) -> dict:
-    # Cold and warm are about these folders: an isolated candidate's builds go to FORGE_SANDBOX_CACHE,
-    # one without namespaces uses the compilers' own variables.
+    # Cold and warm are about these folders: every candidate's builds go to FORGE_SANDBOX_CACHE (the
+    # compilers' own variables are never given to a candidate), and so does the torch.compile baseline,
+    # which a cold verdict measures and a warm one reads from the cache (bench/baseline_cache.py).
     env = dict(os.environ)
     for name in ("FORGE_SANDBOX_CACHE", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR"):
         env[name] = os.path.join(caches, name.lower())

@@ -59,8 +59,15 @@ def main() -> None:
     is_flag=True,
     help="Also profile the candidate's own kernels with Nsight Compute (CUDA, needs ncu); keeps the .ncu-rep.",
 )
+@click.option(
+    "--compile-mode",
+    type=click.Choice(["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs", "none"]),
+    default="default",
+    show_default=True,
+    help="torch.compile mode of the second baseline (the reference compiled); none leaves it out.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object (the verdict) on stdout.")
-def eval_command(task, candidate, device, size, timeout, trials, profile, as_json) -> None:
+def eval_command(task, candidate, device, size, timeout, trials, profile, compile_mode, as_json) -> None:
     """Compile, verify and time CANDIDATE (a file defining ModelNew) against TASK; exit 0 only if it passed."""
     from forge.evaluation import run_eval
 
@@ -73,6 +80,7 @@ def eval_command(task, candidate, device, size, timeout, trials, profile, as_jso
             timeout=timeout,
             trials=max(5, trials),
             profile=profile,
+            compile_mode=compile_mode,
         )
     except (FileNotFoundError, ValueError) as exc:
         raise _failure(exc) from None

@@ -36,8 +36,10 @@ def run_eval(
     timeout: float = 600.0,
     trials: int = 5,
     profile: bool = False,
+    compile_mode: str = "default",
 ) -> Verdict:
-    """Evaluate one candidate; raise EvaluationError for problems that are not the candidate's."""
+    """Evaluate one candidate; raise EvaluationError for problems that are not the candidate's.
+    ``compile_mode`` "none" leaves out the torch.compile baseline."""
     check_device(device)
     options = EvalOptions(
         device=device,
@@ -46,6 +48,8 @@ def run_eval(
         trials=trials,
         profile=profile,
         profile_dir=profile_dir(),
+        compile_baseline=compile_mode != "none",
+        compile_mode=compile_mode if compile_mode != "none" else "default",
     )
     try:
         return evaluate(task, candidate, options)

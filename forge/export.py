@@ -6,11 +6,14 @@ first import it runs the candidate's code (compiling into a cache directory of
 its own); it exposes ``ModelNew``, a plain function, a ``torch.library``
 custom op with a fake implementation (so ``torch.compile`` can trace through
 it), its provenance, and ``selftest()``, which re-verifies it against the
-task's reference.
+task's reference as forge did: on the task's own inputs, on other memory
+layouts and on other value distributions (forge_sandbox.variants, whose source
+the module carries too, so that both check exactly the same).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import keyword
 import re
@@ -18,6 +21,7 @@ import re
 from forge import __version__
 from forge.history import leaderboard
 from forge.store import Store, source_hash
+from forge_sandbox import variants
 
 
 class ExportError(ValueError):
@@ -64,14 +68,20 @@ def render_module(store: Store, row: dict) -> str:
         "evaluated_at": row["evaluated_at"],
         "forge_version": __version__,
     }
+    return module_text(name, provenance, candidate["code"], task["source"])
+
+
+def module_text(name: str, provenance: dict, candidate_code: str, task_code: str) -> str:
+    """The exported module's source: the kernel and the task, with ``provenance`` (see render_module)."""
     return MODULE_TEMPLATE.format(
-        task=row["task"],
-        speedup=row["speedup"],
-        device=row["device"],
+        task=provenance["task"],
+        speedup=provenance["speedup"],
+        device=provenance["device"],
         name=name,
         provenance=json.dumps(provenance, indent=4),
-        candidate_source=repr(candidate["code"]),
-        task_source=repr(task["source"]),
+        candidate_source=repr(candidate_code),
+        task_source=repr(task_code),
+        variants_source=repr(inspect.getsource(variants)),
         cache_key=provenance["candidate_sha256"][:16],
     )
 
@@ -94,6 +104,7 @@ PROVENANCE = json.loads("""{provenance}""")
 
 _CANDIDATE_SOURCE = {candidate_source}
 _TASK_SOURCE = {task_source}
+_VARIANTS_SOURCE = {variants_source}
 _CACHE = os.path.join(os.path.expanduser("~"), ".cache", "forge_export", "{cache_key}")
 
 
@@ -160,9 +171,12 @@ _TOLERANCE = {{torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2, t
 
 
 def selftest(device=None, size="default", trials=3):
-    """Re-verify against the task's reference on fresh inputs; raises AssertionError on a mismatch."""
+    """Re-verify against the task's reference as forge did: ``trials`` sets of fresh inputs, then every
+    other memory layout and value distribution that the reference accepts; raises AssertionError on a
+    mismatch."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     task = _exec(_TASK_SOURCE, "forge_export_{name}_selftest")
+    variants = _exec(_VARIANTS_SOURCE, "forge_export_{name}_variants")
     if size == "small":
         for key, value in getattr(task, "SMALL", {{}}).items():
             setattr(task, key, value)
@@ -172,17 +186,33 @@ def selftest(device=None, size="default", trials=3):
     torch.manual_seed(1234)
     candidate = ModelNew(*init).to(device)
     declared = getattr(task, "TOLERANCE", {{}}) or {{}}
-    for trial in range(trials):
+    standard_nonfinite = 0
+    for trial, variant in enumerate(variants.trial_plan(trials, with_variants=True)):
         torch.manual_seed(trial + 1)
         inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+        inputs = variants.apply_layout(variants.transform_values(inputs, variant), variant)
         with torch.no_grad():
-            want, got = reference(*inputs), candidate(*inputs)
-        assert type(got) is torch.Tensor and got.shape == want.shape and got.dtype == want.dtype, "shape/dtype"
+            try:
+                want = reference(*inputs)
+            except Exception:
+                if variant == variants.STANDARD:
+                    raise
+                continue  # the reference does not accept this variant: nor is the kernel held to it
+            if variant == variants.STANDARD and want.is_floating_point():
+                standard_nonfinite = max(standard_nonfinite, int((~torch.isfinite(want)).sum()))
+            if not variants.acceptable(want, variant, standard_nonfinite):
+                continue
+            got = candidate(*inputs)
+        where = variants.DESCRIPTIONS[variant]
+        assert type(got) is torch.Tensor and got.shape == want.shape and got.dtype == want.dtype, f"shape/dtype ({{where}})"
         tol = _TOLERANCE.get(want.dtype, 0.0)
-        atol = declared.get("atol", tol) * max(1.0, float(want.double().pow(2).mean().sqrt()))
+        finite = torch.isfinite(want.double())
+        assert torch.equal(finite, torch.isfinite(got.double())), f"non-finite values ({{where}})"
+        want_f, got_f = want.double()[finite], got.double()[finite]
+        atol = declared.get("atol", tol) * max(1.0, float(want_f.pow(2).mean().sqrt()) if want_f.numel() else 1.0)
         rtol = declared.get("rtol", tol)
-        assert torch.allclose(got.double(), want.double(), atol=atol, rtol=rtol, equal_nan=True), "values"
-        err = float((got.double() - want.double()).norm() / want.double().norm().clamp_min(1e-30))
-        assert err <= declared.get("rel_norm", tol), f"relative error norm {{err:.3g}}"
+        assert torch.allclose(got_f, want_f, atol=atol, rtol=rtol), f"values ({{where}})"
+        err = float((got_f - want_f).norm() / want_f.norm().clamp_min(1e-30))
+        assert err <= declared.get("rel_norm", tol), f"relative error norm {{err:.3g}} ({{where}})"
     return True
 '''

@@ -39,7 +39,7 @@ CHEATS = {
     # these reach into the runner itself; the static check stops them first
     "cheat_zero_times": {"rejected"},
     "cheat_median_game": {"rejected"},
-    "cheat_fifo_output": {"rejected"},
+    "cheat_compressed_output": {"rejected"},
     "cheat_deep_json": {"rejected"},
     "cheat_payload_announce": {"rejected"},
     "cheat_command_pipe_flood": {"rejected"},
@@ -47,6 +47,27 @@ CHEATS = {
     "cheat_kill_reference": {"rejected"},
     "cheat_network_lookup": {"rejected"},
     "cheat_unix_socket": {"rejected"},
+    # evaluator round 2 (red team of 2026-11): PyTorch does the work, clocks, the quiet side, overfitting
+    "cheat_sdpa_token": {"rejected"},
+    "cheat_token_softmax": {"rejected"},
+    "cheat_torch_compile": {"rejected"},
+    "cheat_pytorch_when_timed": {"rejected"},
+    "cheat_dict_clock": {"rejected"},
+    "cheat_busy_child": {"rejected"},
+    "cheat_native_thread": {"rejected"},
+    "cheat_strides_ignored": {"incorrect"},
+    "cheat_softmax_no_max": {"incorrect"},
+    "cheat_detects_forge": {"rejected"},
+    "cheat_cache_junk": {"rejected"},
+}
+
+# The task each fixture is written for, where it is not scale_add.
+TASK_OF = {
+    "cheat_pool_layout_cache": "linear_relu",
+    "cheat_sdpa_token": "naive_attention",
+    "cheat_token_softmax": "softmax_small",
+    "cheat_strides_ignored": "softmax_small",
+    "cheat_softmax_no_max": "softmax_small",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -59,21 +80,29 @@ RUNTIME_ONLY = {
     "cheat_compare_patch": "outside tolerance",
     "cheat_reference_memory": "outside tolerance",
     "cheat_pytorch_fallback": "no custom kernel was launched",
-    "cheat_forged_reply": "",
+    "cheat_forged_reply": "the candidate's runner sent a malformed reply",
     "cheat_read_expected_file": "outside tolerance",
     "cheat_zero_times": "not physical",
-    "cheat_median_game": "skewed",
-    "cheat_fifo_output": "not a regular file",
+    "cheat_median_game": "do not add up",
+    "cheat_compressed_output": "compressed member",
     "cheat_deep_json": "malformed message",
-    "cheat_payload_announce": "only the reference may send",
+    "cheat_payload_announce": "more than the",
     "cheat_command_pipe_flood": "stopped reading its commands",
     "cheat_suppress_fallback": "no custom kernel was launched",
+    "cheat_sdpa_token": "PyTorch computed _scaled_dot_product",
+    "cheat_token_softmax": "PyTorch ran every operator the reference runs (_softmax)",
+    "cheat_torch_compile": ("torch.compile compiled", "PyTorch ran every operator the reference runs"),
+    "cheat_pytorch_when_timed": "while timed: PyTorch ran every operator the reference runs",
+    "cheat_dict_clock": "do not add up",
+    "cheat_strides_ignored": "(inputs stored transposed (non-contiguous))",
+    "cheat_softmax_no_max": "(inputs x 100)",
+    "cheat_detects_forge": "outside tolerance",
 }
 
 
 @pytest.mark.parametrize("name", sorted(CHEATS))
 def test_cheat_never_passes(name):
-    verdict = cpu_eval(name)
+    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"))
     assert verdict.status in CHEATS[name], (verdict.status, verdict.reasons)
     assert verdict.speedup is None
     assert verdict.reasons, "a rejection must say why"
@@ -81,9 +110,11 @@ def test_cheat_never_passes(name):
 
 @pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
 def test_runtime_defenses_hold_without_static_checks(name):
-    verdict = cpu_eval(name, static_checks=False)
+    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False)
     assert verdict.status != "passed", verdict.reasons
-    assert RUNTIME_ONLY[name] in " ".join(verdict.reasons)
+    expected = RUNTIME_ONLY[name]
+    reasons = " ".join(verdict.reasons)
+    assert any(words in reasons for words in ((expected,) if isinstance(expected, str) else expected)), reasons
 
 
 def _isolated(verdict) -> bool:
@@ -104,35 +135,34 @@ def test_without_isolation_a_killed_reference_is_never_blamed_on_the_task():
     assert verdict.environment["isolation"] == "none: turned off"
 
 
-def test_in_its_namespaces_the_candidate_reaches_no_network(monkeypatch):
+def test_in_its_namespaces_the_candidate_reaches_no_network():
     import socket
     import threading
 
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(60)
-    monkeypatch.setenv("FORGE_TEST_LISTENER_PORT", str(listener.getsockname()[1]))
+    env = {"FORGE_TEST_LISTENER_PORT": str(listener.getsockname()[1])}
     connections = []
     threading.Thread(target=lambda: connections.append(listener.accept()), daemon=True).start()
     try:
-        verdict = cpu_eval("cheat_network_lookup", static_checks=False)
+        verdict = cpu_eval("cheat_network_lookup", static_checks=False, extra_env=env)
         if not _isolated(verdict):
             pytest.skip(f"no namespace isolation here: {verdict.environment.get('isolation')}")
         assert verdict.status == "runtime_error" and "while loading" in verdict.reasons[0], verdict.reasons
         assert not connections
         # The same candidate without the namespaces does connect: the test can see a connection.
-        cpu_eval("cheat_network_lookup", static_checks=False, isolate=False)
+        cpu_eval("cheat_network_lookup", static_checks=False, isolate=False, extra_env=env)
         assert connections
     finally:
         listener.close()
 
 
-def test_in_its_namespaces_the_candidate_cannot_rewrite_what_later_verdicts_trust(tmp_path, monkeypatch):
+def test_in_its_namespaces_the_candidate_cannot_rewrite_what_later_verdicts_trust(tmp_path):
     import torch
 
     probe = os.path.join(os.path.dirname(torch.__file__), "forge_tamper_probe.txt")
-    monkeypatch.setenv("FORGE_TEST_TAMPER_TORCH", "1")  # torch's own package folder
-    try:
-        verdict = cpu_eval("cheat_tamper_files", static_checks=False)
+    try:  # torch's own package folder
+        verdict = cpu_eval("cheat_tamper_files", static_checks=False, extra_env={"FORGE_TEST_TAMPER_TORCH": "1"})
         if not verdict.environment.get("files", "").startswith("read-only"):
             pytest.skip(f"no read-only mounts here: {verdict.environment.get('files')}")
         assert verdict.status == "runtime_error" and "Read-only file system" in verdict.reasons[0], verdict.reasons
@@ -143,16 +173,15 @@ def test_in_its_namespaces_the_candidate_cannot_rewrite_what_later_verdicts_trus
     # A store under /tmp: inside, /tmp is a private tmpfs, so the folder is not even there.
     store = tmp_path / "forge-store"
     store.mkdir()
-    monkeypatch.setenv("FORGE_TEST_TAMPER_TORCH", "0")
-    monkeypatch.setenv("FORGE_TEST_TARGET_DIR", str(store))
-    verdict = cpu_eval("cheat_tamper_files", static_checks=False)
+    env = {"FORGE_TEST_TAMPER_TORCH": "0", "FORGE_TEST_TARGET_DIR": str(store)}
+    verdict = cpu_eval("cheat_tamper_files", static_checks=False, extra_env=env)
     assert verdict.status == "runtime_error" and not (store / "forge_tamper_probe.txt").exists()
     # Without the namespaces the same write lands (in the test's folder only: torch is left alone).
-    cpu_eval("cheat_tamper_files", static_checks=False, isolate=False)
+    cpu_eval("cheat_tamper_files", static_checks=False, isolate=False, extra_env=env)
     assert (store / "forge_tamper_probe.txt").exists()
 
 
-def test_in_its_namespaces_the_candidate_reaches_no_socket_file(tmp_path, monkeypatch):
+def test_in_its_namespaces_the_candidate_reaches_no_socket_file(tmp_path):
     import socket
     import threading
 
@@ -163,16 +192,16 @@ def test_in_its_namespaces_the_candidate_reaches_no_socket_file(tmp_path, monkey
     listener.bind(path)
     listener.listen()
     listener.settimeout(60)
-    monkeypatch.setenv("FORGE_TEST_SOCKET", path)
+    env = {"FORGE_TEST_SOCKET": path}
     connections = []
     threading.Thread(target=lambda: connections.append(listener.accept()), daemon=True).start()
     try:
-        verdict = cpu_eval("cheat_unix_socket", static_checks=False)
+        verdict = cpu_eval("cheat_unix_socket", static_checks=False, extra_env=env)
         if not _isolated(verdict) or "socket files stay reachable" in verdict.environment.get("files", ""):
             pytest.skip(f"no socket filter here: {verdict.environment}")
         assert verdict.status == "runtime_error" and "Operation not permitted" in verdict.reasons[0], verdict.reasons
         assert not connections
-        cpu_eval("cheat_unix_socket", static_checks=False, isolate=False)
+        cpu_eval("cheat_unix_socket", static_checks=False, isolate=False, extra_env=env)
         assert connections  # without the namespaces the same code gets through: the test can see it
     finally:
         listener.close()
@@ -213,7 +242,7 @@ def test_recognizing_a_known_input_set_in_a_new_layout_is_caught():
     # Timed inputs are rolled *and* jittered, so no two calls share values: a cache that
     # recognizes a pool entry under a roll (exactly or nearly) returns a stale output,
     # which the checksum of every timed output exposes.
-    verdict = cpu_eval("cheat_pool_layout_cache", task="linear_relu")
+    verdict = cpu_eval("cheat_pool_layout_cache", task=TASK_OF["cheat_pool_layout_cache"])
     assert verdict.status == "incorrect", verdict.reasons
     assert "timed call" in verdict.reasons[0]
 
@@ -277,3 +306,70 @@ def test_gpu_memory_and_caching_tricks(name):
 def test_gpu_honest_passes():
     verdict = gpu_eval("honest_triton")
     assert verdict.status == "passed", verdict.reasons
+
+
+# ---- evaluator round 2: what needs a test of its own ------------------------------------
+
+
+def test_a_child_process_that_loads_the_machine_gains_nothing():
+    # Without the static check (it refuses os.fork) the busy child lives on. While a reference block runs
+    # every process of the candidate is stopped and shows no CPU time (that check stays silent: the child
+    # was stopped); while its own blocks run, its processes use more CPU than its one thread allows.
+    verdict = cpu_eval("cheat_busy_child", static_checks=False)
+    assert verdict.status == "rejected" and "CPU cores while timed" in verdict.reasons[0], verdict.reasons
+
+
+def test_a_native_thread_that_loads_the_machine_gains_nothing():
+    assert cpu_eval("cheat_native_thread").status == "rejected"  # std::thread in its C++ source
+    verdict = cpu_eval("cheat_native_thread", static_checks=False, timeout=240.0)
+    assert verdict.status == "rejected" and "CPU cores while timed" in verdict.reasons[0], verdict.reasons
+
+
+def test_junk_in_a_candidates_cache_does_not_outlive_its_evaluation(tmp_path, monkeypatch):
+    from forge_sandbox import isolation
+
+    monkeypatch.setenv("FORGE_SANDBOX_CACHE", str(tmp_path / "caches"))
+    verdict = cpu_eval("cheat_cache_junk", static_checks=False, extra_env={"FORGE_TEST_JUNK_MB": "200"})
+    assert verdict.status == "passed", verdict.reasons  # the junk is not the verdict's business...
+    caches = tmp_path / "caches" / "candidates"
+    names = [p.name for p in caches.rglob("*") if p.is_file()]
+    assert not [n for n in names if n.startswith("junk")], names  # ...but it is gone
+    assert isolation.bytes_under([str(caches)]) < 50 * 2**20
+
+
+def test_a_candidate_that_fills_its_caches_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setenv("FORGE_SANDBOX_CACHE", str(tmp_path / "caches"))
+    verdict = cpu_eval("cheat_cache_junk", static_checks=False, extra_env={"FORGE_TEST_JUNK_MB": "1400"})
+    assert verdict.status == "rejected" and "MiB allowed" in verdict.reasons[0], verdict.reasons
+
+
+def test_docstrings_and_backend_flags_are_no_tricks():
+    verdict = cpu_eval("honest_with_docstring_and_flags")
+    assert verdict.status == "passed", verdict.reasons
+
+
+def test_nothing_in_the_candidates_environment_names_forge(monkeypatch):
+    monkeypatch.setenv("FORGE_HOME_EXTRA", "set by the user")  # a forge variable in the host's environment
+    for isolate in (True, False):
+        verdict = cpu_eval("cheat_detects_forge", static_checks=False, isolate=isolate)
+        assert verdict.status == "incorrect", (isolate, verdict.reasons)
+
+
+def test_a_bug_of_forges_own_is_an_error_not_a_verdict(monkeypatch):
+    from forge_sandbox import compare
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug in forge's comparison")
+
+    monkeypatch.setattr(compare, "compare_outputs", broken)
+    with pytest.raises(ZeroDivisionError):
+        cpu_eval("honest_triton")
+
+
+def test_pytorch_may_keep_the_gemm_and_the_verdict_reports_the_split():
+    # KernelBench level-2 style: PyTorch keeps the GEMM (a library call), the candidate's own kernel
+    # fuses the bias and the ReLU. It passes; the verdict names what PyTorch did and its own share.
+    verdict = cpu_eval("honest_gemm_in_pytorch", task="linear_relu")
+    assert verdict.status == "passed", verdict.reasons
+    assert set(verdict.torch_ops) == {"aten.mm"}, verdict.torch_ops
+    assert 0 < verdict.own_share < 1

@@ -8,7 +8,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from conftest import CANDIDATES, REPO, TASKS
+from conftest import CANDIDATES, HAS_GPU, REPO, TASKS
 from forge.cli import main
 
 VERDICT_KEYS = {"status", "reasons", "candidate_ms", "reference_ms", "speedup", "environment"}
@@ -72,11 +72,8 @@ def test_unknown_task_name_is_one_clear_line():
     assert result.exit_code == 1 and "no bundled task of that name" in result.stderr
 
 
+@pytest.mark.skipif(HAS_GPU, reason="needs a machine without a GPU")
 def test_cuda_without_a_gpu_says_how_to_run_on_the_cpu():
-    import torch
-
-    if torch.cuda.is_available():
-        return
     result = run("eval", TASKS / "scale_add.py", CANDIDATES / "honest_triton.py")
     assert result.exit_code == 1 and "--device cpu" in result.stderr
 
@@ -94,11 +91,14 @@ def test_tasks_flags_malformed_files_and_exits_nonzero():
     assert "bad_missing_model" in result.output and "does not depend on the inputs" in result.output
 
 
-def test_forge_eval_keeps_forge_home_out_of_the_candidates_reach(forge_home, monkeypatch):
+def test_forge_eval_keeps_forge_home_out_of_the_candidates_reach(forge_home, tmp_path):
     # forge's store lives in FORGE_HOME: a candidate that could write there could forge a leaderboard.
+    # The candidate's environment names nothing of forge's, so the folder is written into its source.
     forge_home.mkdir(parents=True, exist_ok=True)
-    monkeypatch.setenv("FORGE_TEST_TARGET_DIR", str(forge_home))
-    candidate = CANDIDATES / "cheat_tamper_files.py"
+    source = (CANDIDATES / "cheat_tamper_files.py").read_text()
+    start, end = source.index("_targets = ["), source.index("for _folder in _targets:")
+    candidate = tmp_path / "tamper.py"
+    candidate.write_text(source[:start] + f"_targets = [{str(forge_home)!r}]\n" + source[end:])
     result = run("eval", TASKS / "scale_add.py", candidate, "--device", "cpu", "--json")
     verdict = json.loads(result.output)
     if not verdict["environment"].get("files", "").startswith("read-only"):

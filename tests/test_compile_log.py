@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from conftest import TESTS
-from forge_sandbox.evaluate import _compiler_error_line, ptxas_lines
+from forge_sandbox.evidence import ptxas_lines
+from forge_sandbox.sides import _compiler_error_line
 
 
 def test_ptxas_report_is_kept_from_a_build_log():

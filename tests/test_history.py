@@ -11,7 +11,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import CANDIDATES
+from conftest import CANDIDATES, TASKS
 from forge.cli import main
 
 HONEST = (CANDIDATES / "honest_triton.py").read_text()
@@ -118,3 +118,36 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
     assert len(board) == 1 and board[0][0] == "scale_add"
     cost = conn.execute(queries["cost_per_task"]["sql"]).fetchall()
     assert cost[0][0] == "scale_add" and cost[0][2] > 0
+
+
+@pytest.mark.parametrize(
+    "candidate, task, words",
+    [
+        ("cheat_strides_ignored", "softmax_small", "non-contiguous"),
+        ("cheat_softmax_no_max", "softmax_small", "x 100"),
+        ("cheat_detects_forge", "scale_add", "the task's own inputs"),
+    ],
+)
+def test_an_exported_selftest_checks_what_forge_checked(candidate, task, words, tmp_path):
+    # A kernel that is right only on what forge used to generate (or only under forge) fails its selftest.
+    from forge.export import module_text
+    from forge.store import source_hash
+
+    code = (CANDIDATES / f"{candidate}.py").read_text()
+    provenance = {"task": task, "speedup": 1.0, "device": "cpu", "candidate_sha256": source_hash(code)}
+    module_path = tmp_path / "exported.py"
+    module_path.write_text(module_text(task, provenance, code, (TASKS / f"{task}.py").read_text()))
+    script = f"""
+import importlib.util, sys
+sys.modules["forge"] = None
+sys.modules["forge_sandbox"] = None
+spec = importlib.util.spec_from_file_location("exported", {str(module_path)!r})
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+m.selftest(device="cpu", size="small")
+"""
+    # a user's environment: nothing of forge's in it
+    env = {**{k: v for k, v in os.environ.items() if "FORGE" not in k}, "TRITON_INTERPRET": "1", "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert out.returncode != 0 and "AssertionError" in out.stderr and words in out.stderr, out.stderr[-3000:]

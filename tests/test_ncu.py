@@ -126,18 +126,27 @@ def test_the_judge_and_forge_show_get_the_ncu_lines():
 
 @pytest.fixture
 def fake_ncu(tmp_path, monkeypatch):
+    """The stand-in ncu, configured through a file beside it (its environment is the runners' kept one,
+    which carries no test variables)."""
     script = tmp_path / "bin" / "ncu"
     script.parent.mkdir()
+    log = tmp_path / "ncu-calls.jsonl"
+    config = tmp_path / "bin" / "ncu.json"
+    config.write_text(json.dumps({"FAKE_NCU_LOG": str(log), "FAKE_NCU_FIXTURE": str(SYNTHETIC)}))
     script.write_text(
-        f"#!{sys.executable}\nimport runpy, sys\n"
+        f"#!{sys.executable}\nimport json, os, runpy, sys\n"
+        f"os.environ.update(json.load(open({str(config)!r})))\n"
         f"sys.argv[0] = {str(TESTS / 'fake_ncu.py')!r}\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
     )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    log = tmp_path / "ncu-calls.jsonl"
     monkeypatch.setenv("FORGE_NCU", str(script))
-    monkeypatch.setenv("FAKE_NCU_LOG", str(log))
-    monkeypatch.setenv("FAKE_NCU_FIXTURE", str(SYNTHETIC))
     return log
+
+
+def _mode(log, mode: str) -> None:
+    """Pick the stand-in ncu's behaviour (fake_ncu.py)."""
+    config = log.parent / "bin" / "ncu.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "FAKE_NCU_MODE": mode}))
 
 
 def _calls(log) -> list[list[str]]:
@@ -182,18 +191,18 @@ def test_profile_runs_ncu_on_the_candidates_kernels_only(tmp_path, fake_ncu):
 
 
 def test_counters_without_permission_say_so(tmp_path, fake_ncu, monkeypatch):
-    monkeypatch.setenv("FAKE_NCU_MODE", "perm")
+    _mode(fake_ncu, "perm")
     assert ncu.profile(_request(tmp_path)) == {"error": ncu.PERMISSION_HINT}
 
 
 def test_no_kernel_profiled_says_which_names_were_looked_for(tmp_path, fake_ncu, monkeypatch):
-    monkeypatch.setenv("FAKE_NCU_MODE", "nokernels")
+    _mode(fake_ncu, "nokernels")
     error = ncu.profile(_request(tmp_path))["error"]
     assert "no launch of the candidate's kernels (scale_add_kernel)" in error
 
 
 def test_an_unknown_metric_is_retried_with_the_sections_alone(tmp_path, fake_ncu, monkeypatch):
-    monkeypatch.setenv("FAKE_NCU_MODE", "badmetric")
+    _mode(fake_ncu, "badmetric")
     result = ncu.profile(_request(tmp_path))
     assert result.get("kernels"), result
     runs = [c for c in _calls(fake_ncu) if "-o" in c]
@@ -206,7 +215,7 @@ def test_a_candidate_failing_under_the_profiler_is_one_line(tmp_path, fake_ncu):
 
 
 def test_a_hanging_profiler_is_killed(tmp_path, fake_ncu, monkeypatch):
-    monkeypatch.setenv("FAKE_NCU_MODE", "hang")
+    _mode(fake_ncu, "hang")
     started = time.monotonic()
     error = ncu.profile(_request(tmp_path, timeout=3.0))["error"]
     assert "longer than 3 s" in error and time.monotonic() - started < 30
@@ -284,15 +293,19 @@ def test_a_report_that_cannot_be_kept_loses_nothing_else(tmp_path, fake_ncu):
     assert result["kernels"] and result["report"] is None and "could not be kept" in result["report_error"]
 
 
-def test_a_failure_inside_profiling_never_ends_an_evaluation():
-    from forge_sandbox import EvalOptions
-    from forge_sandbox.benchmark_stage import BenchmarkStage
+def test_a_failure_inside_profiling_never_ends_an_evaluation(tmp_path):
+    from types import SimpleNamespace
 
-    stage = BenchmarkStage()
-    stage.opt, stage.on_cuda, stage.setup = EvalOptions(profile=True), True, {}  # no saved inputs: KeyError
-    hw, missing = {}, []
-    stage._nsight_compute(hw, missing)
-    assert "ncu" not in hw and missing[0].startswith("Nsight Compute metrics: profiling failed inside forge (")
+    import torch
+
+    from forge_sandbox import EvalOptions, Verdict, evidence
+
+    sides = SimpleNamespace(workdir=str(tmp_path), candidate_copy=str(tmp_path / "c.py"), caches={})
+    timed = evidence.TimedShape(setup={}, init_seed=1, output_dtype=torch.float32, output_bytes=4, overrides={})
+    verdict, missing = Verdict(status="passed"), []  # no saved inputs in ``setup``: a KeyError inside
+    evidence._nsight_compute(sides, verdict, EvalOptions(device="cuda", profile=True), timed, ["k"], missing)
+    assert "ncu" not in verdict.hardware
+    assert missing[0].startswith("Nsight Compute metrics: profiling failed inside forge (")
 
 
 def test_the_profiled_target_can_run_in_the_candidates_namespaces(tmp_path, fake_ncu):

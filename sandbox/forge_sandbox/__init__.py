@@ -1,7 +1,7 @@
 """forge's execution side: compile, verify and time candidate kernels.
 
 Everything here runs beside untrusted code and imports only the standard
-library, torch, numpy and (inside runner processes, when a candidate needs
+library and torch, and (inside runner processes, when a candidate needs
 them) triton or cupy. The public entry point is :func:`evaluate`.
 """
 

@@ -29,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--profile-dir", default="forge-profiles", help="where the .ncu-rep report is kept")
     ev.add_argument("--no-isolate", action="store_true", help="run the candidate without namespaces of its own")
     ev.add_argument("--profile-isolated", action="store_true", help="run ncu's target in the namespaces too")
+    ev.add_argument(
+        "--compile-mode", default="default", help="torch.compile mode of the second baseline; none: leave it out"
+    )
+    ev.add_argument(
+        "--threads", type=int, default=None, help="torch's CPU threads on both sides (default: 1 on the CPU)"
+    )
     args = parser.parse_args(argv)
     options = EvalOptions(
         device=args.device,
@@ -39,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         profile_dir=os.path.abspath(args.profile_dir),
         isolate=not args.no_isolate,
         profile_isolated=args.profile_isolated,
+        compile_baseline=args.compile_mode != "none",
+        compile_mode="default" if args.compile_mode == "none" else args.compile_mode,
+        threads=args.threads,
     )
     try:
         verdict = evaluate(args.task, args.candidate, options)

@@ -12,14 +12,25 @@ from __future__ import annotations
 
 import functools
 import importlib
+import time
+
+_perf_counter = time.perf_counter  # bound before the candidate is imported, as timing.py does
 
 
 class LaunchCounter:
+    """Launches of the candidate's own kernels, and the host-clock seconds spent inside them.
+
+    On the CPU a launch runs to completion inside the call, so ``seconds`` over a forward
+    pass's time is the share of the work its own kernels did; on CUDA launches are
+    asynchronous and the profiler's kernel list tells the split instead."""
+
     def __init__(self) -> None:
         self.count = 0
+        self.seconds = 0.0
 
-    def bump(self) -> None:
+    def bump(self, started: float) -> None:
         self.count += 1
+        self.seconds += _perf_counter() - started
 
 
 class _CountingModule:
@@ -36,8 +47,9 @@ class _CountingModule:
 
             @functools.wraps(value)
             def counted(*args, **kwargs):
+                started = _perf_counter()
                 result = value(*args, **kwargs)
-                counter.bump()  # only a launch that returned counts
+                counter.bump(started)  # only a launch that returned counts
                 return result
 
             return counted
@@ -51,8 +63,9 @@ def _wrap_method(cls, name: str, counter: LaunchCounter) -> None:
 
     @functools.wraps(original)
     def counted(self, *args, **kwargs):
+        started = _perf_counter()
         result = original(self, *args, **kwargs)
-        counter.bump()  # only a launch that returned counts
+        counter.bump(started)  # only a launch that returned counts
         return result
 
     setattr(cls, name, counted)
@@ -99,8 +112,9 @@ class _CountingKernel:
         self._counter = counter
 
     def __call__(self, *args, **kwargs):
+        started = _perf_counter()
         result = self._kernel(*args, **kwargs)
-        self._counter.bump()
+        self._counter.bump(started)
         return result
 
     def __getattr__(self, name):

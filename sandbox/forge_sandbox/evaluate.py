@@ -1,45 +1,35 @@
 """The evaluation pipeline: static check, compile, verify, benchmark, verdict.
 
-Process model (see shared EVALUATOR-NOTES): this function is the host. It
+Process model: this function is the host. It
 never imports the candidate. A trusted *reference runner* builds the task's
 ``Model``, makes every input from seeds the host draws at random, and computes
 the expected outputs; an untrusted *candidate runner* imports the candidate
-(compiling it) and runs ``ModelNew`` on the same inputs. The host compares the
-outputs, checks the timings against its own clock, and decides. Expected
-outputs never exist in the candidate's process, and nothing the candidate
-prints is read as a result.
+(compiling it) and runs ``ModelNew`` on the same inputs (sides.py). The host
+compares the outputs, judges which PyTorch operators the candidate used
+(op_census.py), times both with its own clock as the last word (benchmark.py)
+and decides. Expected outputs never exist in the candidate's process, and
+nothing the candidate prints is read as a result.
+
+A candidate's fault is a verdict; a bug of forge's own is an exception, never
+a verdict (no catch-all turns one into ``rejected``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
-import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from forge_sandbox import compare, hardware, isolation, protocol, static_check
-from forge_sandbox.benchmark_stage import BenchmarkStage
-from forge_sandbox.host import RunnerFailure, RunnerProcess, UnsafeFile, open_regular_file
+from forge_sandbox import baselines, compare, evidence, hardware, op_census, protocol, static_check, variants
+from forge_sandbox.benchmark import CANDIDATE, COMPILED, EAGER, Benchmark, compiled_reason
+from forge_sandbox.sides import Malformed, RunnerOptions, Sides, expect, outputs_limit
 from forge_sandbox.taskfile import TaskError, resolve_size
-from forge_sandbox.verdict import (
-    COMPILE_ERROR,
-    CRASHED,
-    INCORRECT,
-    PASSED,
-    REJECTED,
-    RUNTIME_ERROR,
-    TIMEOUT,
-    Stop,
-    Verdict,
-    draw_seed,
-)
+from forge_sandbox.verdict import COMPILE_ERROR, INCORRECT, PASSED, REJECTED, Stop, Verdict, draw_seed
 
 
 @dataclass
@@ -47,22 +37,21 @@ class EvalOptions:
     device: str = "cuda"
     size: str = "auto"  # "default", "small" (the task's SMALL shapes) or "auto" (small on the CPU)
     timeout: float = 600.0  # seconds per stage: compile, each verification, each timed block
-    trials: int = 5  # verification input sets per configuration
+    trials: int = 5  # verification input sets per configuration, of the task's own inputs
+    variants: bool = True  # also verify other layouts and value distributions (variants.py)
     pool: int = 3  # distinct input sets rotated (and rolled) during timing
-    blocks: int | None = None  # interleaved timing blocks per side; default 5 on CUDA, 2 on CPU
+    blocks: int | None = None  # interleaved timing blocks per side; default 5
     block_budget_s: float | None = None  # time budget per block; default 0.2 s CUDA, 0.1 s CPU
+    compile_baseline: bool = True  # time the reference under torch.compile too (cached per task and device)
+    compile_mode: str = baselines.COMPILE_MODE
+    threads: int | None = None  # torch's CPU threads on both sides; default 1 on the CPU, torch's own on CUDA
     static_checks: bool = True  # off only in tests that show the runtime defenses alone
     profile: bool = False  # Nsight Compute metrics of the candidate's own kernels (CUDA, once it passed)
     profile_dir: str | None = None  # where the .ncu-rep report is kept
     profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
     isolate: bool = True  # the candidate's runner in namespaces of its own (isolation.py), where available
     profile_isolated: bool = False  # run ncu's target in the candidate's namespaces too (unproven on GPUs)
-
-
-def _workdir_root() -> str | None:
-    # Outputs travel through files: keep them in memory where the OS allows.
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    extra_env: dict = field(default_factory=dict)  # variables the candidate's process gets besides the kept ones
 
 
 def evaluate(
@@ -77,22 +66,18 @@ def evaluate(
     """
     options = options or EvalOptions()
     options = dataclasses.replace(options, size=resolve_size(options.size, options.device, task_path))
+    if options.threads is None:
+        options = dataclasses.replace(options, threads=1 if options.device == "cpu" else 0)
     started = time.perf_counter()
     verdict = Verdict(status=PASSED, task=os.path.abspath(task_path), candidate=os.path.abspath(candidate_path))
-    workdir = tempfile.mkdtemp(prefix="forge-eval-", dir=_workdir_root())
-    runners: list[RunnerProcess] = []
+    workdir = tempfile.mkdtemp(prefix="kev-")
+    pipeline = _Pipeline(task_path, candidate_path, options, verdict, workdir, task_source)
     try:
-        _Pipeline(task_path, candidate_path, options, verdict, workdir, runners, task_source).run()
+        pipeline.run()
     except Stop as stop:
         _stop_verdict(verdict, stop)
-    except TaskError:
-        raise
-    except Exception as exc:  # data from the candidate's side that the host could not use
-        reason = f"the evaluation could not use what the candidate's process sent ({type(exc).__name__}: {exc})"
-        _stop_verdict(verdict, Stop(REJECTED, reason[:500], stage=verdict.stage or "unknown"))
     finally:
-        for runner in runners:
-            runner.close()
+        pipeline.close()
         shutil.rmtree(workdir, ignore_errors=True)
         verdict.duration_s = round(time.perf_counter() - started, 3)
     return verdict
@@ -102,23 +87,31 @@ def _stop_verdict(verdict: Verdict, stop: Stop) -> None:
     verdict.status = stop.status
     verdict.reasons = stop.reasons + verdict.reasons
     verdict.stage = stop.stage
-    verdict.speedup = None
+    verdict.speedup = verdict.speedup_vs_compile = None
+    verdict.log_tail = stop.log_tail or verdict.log_tail
+    verdict.compile_log = stop.compile_log or verdict.compile_log
 
 
-class _Pipeline(BenchmarkStage):
-    def __init__(self, task_path, candidate_path, options, verdict, workdir, runners, task_source) -> None:
+class _Pipeline:
+    def __init__(self, task_path, candidate_path, options: EvalOptions, verdict: Verdict, workdir, task_source):
         self.task = os.path.abspath(task_path)
         self.task_source = task_source
         self.candidate = os.path.abspath(candidate_path)
         self.opt = options
         self.verdict = verdict
         self.workdir = workdir
-        self.runners = runners
         self.on_cuda = options.device.startswith("cuda")
-        self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
-        self.candidate_caches: dict = {}  # the compiler cache folders the candidate's runner was given
+        self.sides: Sides | None = None
+        self.reference_ops: set[str] = set()  # every operator the reference dispatched in this evaluation
+        self.kernel_names: list[str] = []
+        self.tolerance: dict | None = None
+        self.timed: evidence.TimedShape | None = None  # the base configuration, which is timed
 
-    # -- stages -----------------------------------------------------------------
+    def close(self) -> None:
+        if self.sides is not None:
+            self.sides.close()
+
+    # -- stages -----------------------------------------------------------------------------
 
     def run(self) -> None:
         if self.task_source is None:
@@ -129,32 +122,27 @@ class _Pipeline(BenchmarkStage):
                 raise TaskError(f"{self.task}: cannot read the task file ({exc.strerror})") from None
         source = self._read_candidate()
         self._static(source)
-        # The runner loads this copy: exactly the source checked here, and inside its namespaces
-        # the candidate's own folder is all of forge's folders it can see (isolation.py).
-        own = os.path.join(self.workdir, "candidate")
-        os.makedirs(own, exist_ok=True)
-        self.candidate_copy = os.path.join(own, os.path.basename(self.candidate))
-        with open(self.candidate_copy, "w") as f:
-            f.write(source)
-        self.ref = self._start("reference")
-        self.cand = self._start("candidate", isolate=self.opt.isolate)
-        self.verdict.environment = self._ask_ref({"op": "hello"})["environment"]
+        runner_options = RunnerOptions(self.opt.device, self.opt.timeout, self.opt.isolate, self.opt.threads or 0,
+                                       dict(self.opt.extra_env))  # fmt: skip
+        self.sides = sides = Sides(self.workdir, source, os.path.basename(self.candidate), runner_options)
+        self.verdict.environment = sides.ask_ref({"op": "hello", "calibrate": self.on_cuda})["environment"]
         self._check_isolation()
         # The candidate compiles while the reference prepares.
-        self.cand.send({"op": "load_candidate", "candidate": self.candidate_copy})
-        described = self._ask_ref(
+        sides.send_cand({"op": "load", "candidate": sides.candidate_copy}, "compile")
+        described = sides.ask_ref(
             {"op": "describe", "task": self.task, "task_source": self.task_source, "size": self.opt.size}
         )
         self.tolerance = described.get("tolerance")
-        loaded = self._receive_cand(stage="compile")
-        self.verdict.compile_log = ptxas_lines(self.cand.log_tail(200_000))
+        loaded = sides.receive_cand("compile")
+        self.verdict.compile_log = evidence.ptxas_lines(sides.cand.log_tail(200_000))
         self.verdict.hardware["ptxas"] = hardware.ptxas_stats(self.verdict.compile_log)
-        self._check_patched(loaded.get("patched"), "compile")
+        self._check_evidence(expect(loaded, "compile", patched=list), "compile")
         configs = list(range(described["configs"]))
         # Extra shapes first, the base shape last: the runners then hold the base shape for timing.
         for config in configs[1:] + configs[:1]:
-            self._verify(config)
+            self._verify(config, with_variants=self.opt.variants and config == 0)
         self._benchmark()
+        evidence.gather(sides, self.verdict, self.opt, self.timed, self.kernel_names)
 
     def _read_candidate(self) -> str:
         try:
@@ -175,67 +163,116 @@ class _Pipeline(BenchmarkStage):
         if report.findings and self.opt.static_checks:
             raise Stop(REJECTED, *report.findings, stage="static")
 
-    def _verify(self, config: int) -> None:
-        seeds = {
-            "init_seed": draw_seed(),
-            "verify_seeds": [draw_seed() for _ in range(self.opt.trials)],
-            "pool_seeds": [draw_seed() for _ in range(self.opt.pool)],
-        }
-        setup = self._ask_ref(
+    def _check_isolation(self) -> None:
+        """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
+        sides, env = self.sides, self.verdict.environment
+        if not sides.cand.isolated:
+            why_not = sides.no_isolation or "turned off"
+            env["isolation"] = f"none: {why_not}"
+            env["files"] = "not restricted: not isolated"
+            if why_not != "turned off":
+                self.verdict.warnings.append(f"the candidate ran without namespace isolation: {why_not}")
+            return
+        probe = sides.ask_cand({"op": "hello", "probe": True}, stage="compile")
+        env["files"] = str(probe.get("files"))
+        if not env["files"].startswith("read-only"):
+            self.verdict.warnings.append(f"the candidate's file system was not locked down: {env['files']}")
+        if self.on_cuda and not probe.get("cuda"):
+            sides.restart_candidate_without_isolation()
+            env["isolation"] = "none: CUDA was not usable inside the namespaces"
+            env["files"] = "not restricted: not isolated"
+            self.verdict.warnings.append("the candidate ran without namespace isolation: CUDA was not usable inside")
+            return
+        env["isolation"] = "user, PID, mount, network, IPC and UTS namespaces, and a seccomp filter"
+
+    def _check_evidence(self, reply: dict, stage: str) -> None:
+        """What the candidate's runner saw in its own process: replaced timing primitives, torch.compile."""
+        if reply["patched"]:
+            raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}",
+                       stage=stage)  # fmt: skip
+        if reply.get("compiled_graphs"):
+            raise Stop(REJECTED, compiled_reason(reply["compiled_graphs"]), stage=stage)
+
+    def _verify(self, config: int, with_variants: bool) -> None:
+        sides = self.sides
+        plan = variants.trial_plan(self.opt.trials, with_variants)
+        init_seed = draw_seed()
+        setup = sides.ask_ref(
             {
-                "op": "setup_reference",
+                "op": "setup",
                 "task": self.task,
                 "task_source": self.task_source,
                 "size": self.opt.size,
                 "config": config,
-                **seeds,
+                "init_seed": init_seed,
+                "variants": plan,
+                "trial_seeds": [draw_seed() for _ in plan],
+                "pool_seeds": [draw_seed() for _ in range(self.opt.pool)],
             }
         )
-        expected = protocol.load_tensors(self._ask_ref({"op": "forward"})["payload"])
-        self.setup = setup
-        self.init_seed = seeds["init_seed"]
+        forward = sides.ask_ref({"op": "forward"})
+        expected = protocol.load_tensors(forward["payload"])
         if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
             raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
-        self.output_dtype = expected[0].dtype
-        self.output_bytes = expected[0].numel() * expected[0].element_size()
-        self._ask_cand(
-            {
-                "op": "setup_candidate",
-                "init_seed": seeds["init_seed"],
-                **{k: setup[k] for k in ("init_inputs", "verify_inputs", "pool_inputs")},
-            },
+        kept, ref_ops = forward["kept"], forward["ops"]
+        for counts in ref_ops.values():
+            self.reference_ops.update(counts)
+        sides.ask_cand(
+            {"op": "setup", "init_seed": init_seed, "variants": plan, "kept": kept,
+             **{k: setup[k] for k in ("init_inputs", "verify_inputs", "pool_inputs")}},
             stage="verify",
+        )  # fmt: skip
+        limit = outputs_limit(expected)
+        reply = expect(
+            sides.ask_cand({"op": "forward"}, "verify", limit), "verify", trials=list, ops=dict, patched=list
         )
-        reply = self._ask_cand({"op": "forward"}, stage="verify")
-        self._check_patched(reply.get("patched"), "verify")
-        actual = self._load_candidate_tensors(reply.get("outputs"), "verify")
-        trials = reply.get("trials") or []
-        if not isinstance(actual, list) or len(actual) != len(expected) or len(trials) != len(expected):
-            raise Stop(REJECTED, "the candidate's runner returned the wrong number of outputs", stage="verify")
-        record = {"config": config, "overrides": setup.get("overrides", {}), "trials": len(expected)}
+        self._check_evidence(reply, "verify")
+        actual = sides.candidate_tensors(reply, limit, "verify")
+        trials = reply["trials"]
+        if len(actual) != len(expected) or len(trials) != len(expected):
+            raise Malformed("verify", "the wrong number of outputs")
+        record = {
+            "config": config,
+            "overrides": setup.get("overrides", {}),
+            "trials": len(expected),
+            "variants": sorted({plan[i] for i in kept} - {variants.STANDARD}),
+            "variants_dropped": {plan[int(i)]: why for i, why in forward["dropped"].items()},
+        }
         self.verdict.correctness.append(record)
-        for i, (want, got, trial) in enumerate(zip(expected, actual, trials)):
-            self._check_trial(trial, i)
+        for j, (i, want, got, trial) in enumerate(zip(kept, expected, actual, trials)):
+            where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {j + 1}"
+            if plan[i] != variants.STANDARD:
+                where += f" ({variants.DESCRIPTIONS[plan[i]]})"
+            self._check_trial(trial, where)
+            self._check_ops(reply["ops"].get(str(j)), ref_ops.get(str(i), {}), where)
             ok, reason, stats = compare.compare_outputs(want, got, self.tolerance)
             for key, value in stats.items():
                 record[key] = max(record.get(key, 0), value)
             if not ok:
-                where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {i + 1}"
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+        if config == 0:
+            self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=expected[0].dtype,
+                                             output_bytes=expected[0].numel() * expected[0].element_size(),
+                                             overrides=record["overrides"])  # fmt: skip
+            split = reply.get("split")
+            if not self.on_cuda and isinstance(split, dict):
+                self.verdict.own_share = evidence.own_share_from_split(split)
 
-    def _check_trial(self, trial: dict, index: int) -> None:
+    def _check_trial(self, trial, where: str) -> None:
         if not isinstance(trial, dict):
-            raise Stop(REJECTED, "malformed trial report", stage="verify")
+            raise Malformed("verify", "a malformed trial report")
         if trial.get("launches") == 0:
             raise Stop(
-                REJECTED, "no custom kernel was launched during forward: the work was done by PyTorch", stage="verify"
+                REJECTED,
+                f"{where}: no custom kernel was launched during forward: the work was done by PyTorch",
+                stage="verify",
             )
-        if trial.get("threads_started", 0) > 0:
+        if trial.get("threads_started", 0) != 0:
             raise Stop(REJECTED, "forward left a thread running: work outside the call is not allowed", stage="verify")
         if trial.get("inputs_changed"):
             raise Stop(
                 REJECTED,
-                f"forward modified its input(s) {trial['inputs_changed']}: inputs must stay unchanged",
+                f"{where}: forward modified its input(s) {trial['inputs_changed']}: inputs must stay unchanged",
                 stage="verify",
             )
         if trial.get("exact_tensor") is False:
@@ -243,175 +280,82 @@ class _Pipeline(BenchmarkStage):
         if trial.get("storage_ok") is False:
             raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
-    def _start(self, role: str, isolate: bool = False) -> RunnerProcess:
-        prefix, args, caches, own = [], [], {}, os.path.join(self.workdir, role)
-        if isolate:
-            prefix, self.no_isolation = isolation.isolation_prefix()
-            if prefix:
-                args, caches = self._isolation_args(own)
-        env = {**os.environ, **caches} if caches else None
-        runner = RunnerProcess(role, own, self.opt.device, env=env, prefix=prefix, extra_args=args)
-        if role == "candidate":
-            self.candidate_caches = caches  # the profiled run builds from the same caches
-        self.runners.append(runner)
-        return runner
+    def _check_ops(self, counts, reference: dict, where: str) -> None:
+        """The PyTorch operators of one verification call against the reference's (op_census)."""
+        if not isinstance(counts, dict) or not all(isinstance(c, int) for c in counts.values()):
+            raise Malformed("verify", "no operator census")
+        problem = op_census.judge(counts, reference, self.reference_ops)
+        if problem:
+            raise Stop(REJECTED, f"{where}: {problem}", stage="verify")
+        for name, count in op_census.work(counts).items():
+            self.verdict.torch_ops[name] = max(self.verdict.torch_ops.get(name, 0), count)
 
-    def _isolation_args(self, own: str) -> tuple[list[str], dict]:
-        """The runner's --layout (``own`` its only writable forge folder; it reads the reference's saved
-        inputs and its own source) and the cache folders its compilers use."""
-        os.makedirs(own, exist_ok=True)
-        with open(self.candidate_copy, "rb") as f:
-            caches = isolation.cache_environment(hashlib.sha256(f.read()).hexdigest()[:16])
-        readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
-        return ["--layout", json.dumps(isolation.layout(own, readable, caches))], caches
+    def _benchmark(self) -> None:
+        env, timed = self.verdict.environment, self.timed
+        compile_key = cached = None
+        if self.opt.compile_baseline:
+            compile_key = baselines.key(self.task_source, timed.overrides, self.opt.size, env, self.opt.compile_mode)
+            cached = baselines.load(compile_key)
+        bench = Benchmark(
+            self.sides,
+            on_cuda=self.on_cuda,
+            blocks=self.opt.blocks or 5,
+            budget_s=self.opt.block_budget_s or (0.2 if self.on_cuda else 0.1),
+            pool=self.opt.pool,
+            threads=self.opt.threads or 0,
+            expected_dtype=timed.output_dtype,
+            tolerance=self.tolerance,
+            compile_mode=self.opt.compile_mode if compile_key and not cached else None,
+            reference_ops=self.reference_ops,
+        )
+        figures = bench.run()
+        v = self.verdict
+        ms, iqr = figures["ms"], figures["iqr_ms"]
+        v.reference_ms, v.candidate_ms = _sig(ms[EAGER]), _sig(ms[CANDIDATE])
+        v.reference_iqr_ms, v.candidate_iqr_ms = _sig(iqr[EAGER]), _sig(iqr[CANDIDATE])
+        v.speedup = _sig(ms[EAGER] / ms[CANDIDATE])
+        v.baselines = {"eager": {"ms": v.reference_ms, "iqr_ms": v.reference_iqr_ms},
+                       "compile": self._compile_baseline(figures, compile_key, cached)}  # fmt: skip
+        if v.baselines["compile"].get("ms"):
+            v.speedup_vs_compile = _sig(v.baselines["compile"]["ms"] / ms[CANDIDATE])
+        v.timing = {
+            "method": "cuda events, device-wide sync, L2 flushed" if self.on_cuda else "host clock, cache flushed",
+            "figure": "median per call; each candidate call bounded below by the host's clock",
+            "calls_per_block": figures["calls_per_block"],
+            "blocks": bench.blocks,
+            "interleaved": True,
+            "pool": self.opt.pool,
+            "threads": self.opt.threads or env.get("cpu_threads"),
+            "host_clock": {k: _sig(x) for k, x in figures["host_clock"].items()},
+            "repeatability": {k: _sig(x) if isinstance(x, float) else x for k, x in figures["repeatability"].items()},
+            "candidate_reported_ms": _sig(figures["candidate_reported_ms"]),
+            "quiet_wait_ms": _sig(figures["quiet_wait_ms"]),
+            # the task's declared work at the timed shape, for roofline figures
+            "flops": timed.setup.get("flops"),
+            "bytes": timed.setup.get("bytes") or timed.output_bytes,
+            "bytes_declared": bool(timed.setup.get("bytes")),
+        }
+        v.stage = "benchmark"
 
-    def _check_isolation(self) -> None:
-        """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
-        env = self.verdict.environment
-        if not self.cand.isolated:
-            why_not = self.no_isolation or "turned off"
-            env["isolation"] = f"none: {why_not}"
-            env["files"] = "not restricted: not isolated"
-            if why_not != "turned off":
-                self.verdict.warnings.append(f"the candidate ran without namespace isolation: {why_not}")
-            return
-        probe = self._ask_cand({"op": "hello", "probe": True}, stage="compile")
-        env["files"] = str(probe.get("files"))
-        if not env["files"].startswith("read-only"):
-            self.verdict.warnings.append(f"the candidate's file system was not locked down: {env['files']}")
-        if self.on_cuda and not probe.get("cuda"):
-            self.cand.close()
-            self.runners.remove(self.cand)
-            self.cand = self._start("candidate")
-            env["isolation"] = "none: CUDA was not usable inside the namespaces"
-            env["files"] = "not restricted: not isolated"
-            self.verdict.warnings.append("the candidate ran without namespace isolation: CUDA was not usable inside")
-            return
-        env["isolation"] = "user, PID, mount, network, IPC and UTS namespaces"
-
-    def _ask_ref(self, message: dict) -> dict:
-        try:
-            reply, _ = self.ref.request(message, self.opt.timeout)
-        except RunnerFailure as failure:
-            raise self._runner_stop(failure, "reference", "reference") from None
-        if not reply["ok"]:
-            if reply.get("kind") == "task":
-                raise TaskError(reply["error"])
-            raise TaskError(f"{self.task}: the reference raised {reply.get('error')}")
-        return reply
-
-    def _ask_cand(self, message: dict, stage: str) -> dict:
-        try:
-            self.cand.send(message)
-        except RunnerFailure as failure:
-            raise self._runner_stop(failure, "candidate", stage) from None
-        return self._receive_cand(stage)
-
-    def _receive_cand(self, stage: str) -> dict:
-        try:
-            reply = self.cand.receive(self.opt.timeout)
-        except RunnerFailure as failure:
-            raise self._runner_stop(failure, "candidate", stage) from None
-        if not reply["ok"]:
-            raise self._error_stop(reply, stage)
-        return reply
-
-    def _error_stop(self, reply: dict, stage: str) -> Stop:
-        kind = reply.get("kind")
-        self.verdict.log_tail = self.cand.log_tail()
-        if kind == "compile":
-            # With a verbose build the compiler's output is in the log, not in the exception.
-            self.verdict.compile_log = (str(reply.get("detail", "")) + "\n" + self.cand.log_tail(20_000)).strip()
-            summary = _compiler_error_line(self.verdict.compile_log) or reply.get("error")
-            return Stop(COMPILE_ERROR, f"compile failed: {summary}", stage=stage)
-        if kind == "oom":
-            return Stop(RUNTIME_ERROR, f"out of memory: {reply.get('error')}", stage=stage)
-        where = {"compile": "while loading", "verify": "while verifying", "benchmark": "while timed"}.get(stage, stage)
-        return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}", _traceback_hint(reply), stage=stage)
-
-    def _runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> Stop:
-        if side == "reference":
-            # The candidate's process runs beside the reference's from the start and could
-            # signal or starve it; a task whose reference dies on its own shows up in
-            # `forge tasks --lint`, which runs no candidate.
-            return Stop(
-                CRASHED,
-                f"the reference process failed while the candidate's was running ({failure.message}); "
-                "if the task's reference crashes on its own, `forge tasks --lint` shows it",
-                stage=stage,
-            )
-        self.verdict.log_tail = failure.log_tail
-        if failure.kind == "timeout":
-            return Stop(TIMEOUT, f"{stage}: {failure.message}; the process group was killed", stage=stage)
-        if failure.kind == "protocol":
-            return Stop(REJECTED, f"{stage}: {failure.message}", stage=stage)
-        tail = _last_line(failure.log_tail)
-        return Stop(CRASHED, f"{stage}: {failure.message}", f"last output: {tail}" if tail else "", stage=stage)
-
-    def _load_candidate_tensors(self, path, stage: str):
-        expected_dir = os.path.join(self.workdir, "candidate")
-        if not isinstance(path, str) or os.path.dirname(os.path.abspath(path)) != expected_dir:
-            raise Stop(REJECTED, "the candidate's runner named an output file outside its workdir", stage=stage)
-        try:
-            return protocol.load_tensors(_read_regular_file(path, MAX_OUTPUT_BYTES))
-        except UnsafeFile as exc:
-            raise Stop(REJECTED, f"the candidate's output file is unusable: {exc}", stage=stage) from None
-        except Exception as exc:
-            first = (str(exc).splitlines() or [""])[0][:200]
-            raise Stop(
-                INCORRECT, f"the outputs are not plain tensors (could not load them safely: {first})", stage=stage
-            ) from None
-
-    def _check_patched(self, patched, stage: str) -> None:
-        if patched:
-            raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, patched))}", stage=stage)
-
-
-MAX_OUTPUT_BYTES = 16 * 2**30
-
-
-def _read_regular_file(path: str, limit: int) -> bytes:
-    """Read a file the candidate's runner wrote, refusing FIFOs, links, devices and huge files."""
-    fd = open_regular_file(path)
-    try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise UnsafeFile(f"{size} bytes is over the {limit} byte limit")
-        chunks = []
-        while chunk := os.read(fd, 1 << 24):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in (text or "").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
-def ptxas_lines(log: str) -> str:
-    """ptxas's report of each kernel (registers, spills, shared memory) from a build log."""
-    keep = [line.rstrip() for line in log.splitlines() if line.startswith("ptxas") or "bytes stack frame" in line]
-    return "\n".join(keep)
-
-
-def _compiler_error_line(log: str) -> str:
-    """The compiler's first error line (gcc/nvcc `file:line:col: error: ...`), without the path."""
-    for line in log.splitlines():
-        if "error" in line.lower() and ("error:" in line or "error " in line) and not line.startswith(("FAILED", "[")):
-            return re.sub(r"^\S*/", "", line.strip())[:300]
-    return ""
-
-
-def _traceback_hint(reply: dict) -> str:
-    lines = [
-        line.strip()
-        for line in str(reply.get("traceback", "")).splitlines()
-        if line.strip().startswith("File ") and "forge_sandbox" not in line
-    ]
-    return f"at {lines[-1]}" if lines else ""
+    def _compile_baseline(self, figures: dict, compile_key: str | None, cached: dict | None) -> dict:
+        mode = self.opt.compile_mode
+        if compile_key is None:
+            return {"ms": None, "reason": "not requested", "mode": mode}
+        if cached:
+            return {"ms": cached["ms"], "iqr_ms": cached.get("iqr_ms"), "mode": mode, "cached": True,
+                    "measured_at": cached.get("measured_at")}  # fmt: skip
+        if COMPILED not in figures["ms"]:
+            return {"ms": None, "reason": figures["compile_reason"] or "torch.compile failed", "mode": mode}
+        record = {"ms": _sig(figures["ms"][COMPILED]), "iqr_ms": _sig(figures["iqr_ms"][COMPILED]), "mode": mode,
+                  "eager_ms": _sig(figures["ms"][EAGER])}  # fmt: skip
+        baselines.save(compile_key, record)
+        return {**record, "cached": False}
 
 
 def _describe_overrides(overrides: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in overrides.items()) or "default shapes"
+
+
+def _sig(x: float | None) -> float | None:
+    """Six significant figures: enough for any timing, without float noise in the JSON."""
+    return None if x is None else float(f"{x:.6g}")

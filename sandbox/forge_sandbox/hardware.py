@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from forge_sandbox import ncu_metrics
-from forge_sandbox.kernel_names import is_own_kernel
+from forge_sandbox.kernel_names import function_name, is_own_kernel
 
 # -- ptxas --------------------------------------------------------------------------------
 
@@ -62,8 +62,10 @@ def roofline(
 ) -> dict:
     """Achieved throughput against the device's peaks, speed-of-light share and the bound.
 
-    Bytes are compulsory bytes (inputs read once, output written once), which a
-    candidate cannot game; SOL% = max(FLOP/s / peak FLOP/s, bytes/s / peak bytes/s).
+    ``nbytes`` is what the caller chose (evidence.gather says which, in
+    ``bytes_source``): the task's declared compulsory bytes, else ncu's measured
+    DRAM bytes when they cover the whole call, else the inputs read once and the
+    output written once. SOL% = max(FLOP/s / peak FLOP/s, bytes/s / peak bytes/s).
     """
     out: dict = {"ms": ms}
     seconds = ms / 1e3
@@ -141,6 +143,16 @@ def census(kernels: list[tuple[str, float]], own_names: list[str]) -> dict:
             f"the candidate's own kernels did {100 * share:.0f}% of the GPU time; library kernels did the rest"
         )
     return result
+
+
+# Kernels that torch.compile's Inductor generates: `triton_poi_fused_add_mul_0`, `triton_red_...`, and so on.
+_INDUCTOR_KERNEL = re.compile(r"^triton_(?:poi|per|red|tem|for|spl|unk)_")
+
+
+def compiler_kernels(kernels: list[tuple[str, float]], own_names: list[str]) -> list[str]:
+    """Kernels in a census that PyTorch's compiler generated, not the candidate: torch.compile did work."""
+    names = {function_name(name) for name, _ in kernels if not is_own_kernel(name, own_names)}
+    return sorted(n for n in names if _INDUCTOR_KERNEL.match(n))
 
 
 def describe(hw: dict) -> list[str]:

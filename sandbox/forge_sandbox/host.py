@@ -3,7 +3,10 @@
 The runner gets two private pipes (commands in, replies out) and a session of
 its own, so a timeout can kill its whole process group: nvcc, ninja and
 anything the candidate spawned. Its stdout and stderr go to a log file that is
-read only as text for people and agents, never as a result.
+read only as text for people and agents, never as a result. While the other
+side is timed, every process of a runner can be stopped and its CPU time read
+from outside (:meth:`RunnerProcess.pause`): no candidate thread, native or
+not, runs while the reference is timed.
 """
 
 from __future__ import annotations
@@ -50,22 +53,28 @@ class RunnerProcess:
         env: dict | None = None,
         prefix: list[str] | None = None,
         extra_args: list[str] | None = None,
+        log_path: str | None = None,
     ) -> None:
-        """``prefix`` (isolation.isolation_prefix) starts the runner in namespaces of its own."""
+        """``prefix`` (isolation.isolation_prefix) starts the runner in namespaces of its own; ``env``
+        is added to the runner's environment (child_environment); the log goes to ``log_path``
+        (default: runner.log in ``workdir``)."""
         self.role = role
         self.isolated = bool(prefix)
-        # Only the trusted reference sends outputs on the pipe; an announcement from
-        # anyone else could make the host buffer gigabytes.
-        self.accept_payload = role == "reference"
+        # What a reply may carry on the pipe after its JSON line: the trusted reference sends
+        # what it computes; anyone else only as much as the host asked for (``request``), so
+        # that an announcement cannot make the host buffer gigabytes.
+        self.payload_limit: int | None = None if role == "reference" else 0
         # Inherited by everything the runner starts, so that strays can be found and
         # killed even after they leave the process group (setsid).
         self.token = uuid.uuid4().hex
         self.workdir = workdir
         os.makedirs(workdir, exist_ok=True)
-        self.log_path = os.path.join(workdir, "runner.log")
+        self.log_path = log_path or os.path.join(workdir, "runner.log")
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        child_env = child_environment(device, self.token, env)
+        # In namespaces of its own nothing it starts can leave them (runner_processes finds them all),
+        # so the token is only needed without them: then its environment names nothing of the evaluator's.
+        child_env = child_environment(device, None if self.isolated else self.token, env)
         # The host keeps its own descriptor and reads the log through it: the candidate may
         # replace the file's name with a FIFO or a link, never the file the host holds.
         self.log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
@@ -84,6 +93,8 @@ class RunnerProcess:
                     workdir,
                     "--device",
                     device,
+                    "--role",
+                    role,
                     *(extra_args or []),
                 ],
                 stdin=subprocess.DEVNULL,
@@ -98,11 +109,21 @@ class RunnerProcess:
         os.close(reply_w)
         os.set_blocking(cmd_w, False)  # a runner that stops reading must not block the host
         self.cmd_fd = cmd_w
-        self.reader = protocol.LineReader(reply_r, alive=lambda: self.proc.poll() is None)
+        self.reader = protocol.LineReader(reply_r, alive=self._alive)
         self.awaiting = False
+        self.watch = None  # called while waiting for a reply; returns why the runner must die, or ''
+        self.watch_failure = ""
+        self.paused: set[int] = set()  # the processes ``pause`` stopped
+
+    def _alive(self) -> bool:
+        if self.watch is not None and not self.watch_failure:
+            self.watch_failure = self.watch()
+            if self.watch_failure:
+                self.kill()
+        return self.proc.poll() is None
 
     def send(self, message: dict) -> None:
-        """Send a command without waiting (so the host can work while a candidate compiles)."""
+        """Send a command (or the next step of a timed block) without waiting for the reply."""
         if self.reader.pending():
             raise self._fail("protocol", "the runner wrote a message nobody asked for (a forged reply?)")
         try:
@@ -113,25 +134,37 @@ class RunnerProcess:
             raise self._fail("crashed", "the runner exited before it received a command") from None
         self.awaiting = True
 
-    def receive(self, timeout: float) -> dict:
-        """The reply to the last command, or RunnerFailure."""
+    def read_message(self, timeout: float) -> dict:
+        """The next message the runner sends (a reply, or a step of a timed block), or RunnerFailure."""
         try:
-            reply = self.reader.read(timeout)
+            return self.reader.read(timeout)
         except protocol.ChannelTimeout:
             raise self._fail("timeout", f"no answer within {timeout:g} s") from None
         except protocol.ChannelClosed:
+            if self.watch_failure:
+                raise self._fail("limit", self.watch_failure) from None
             code = self._wait_exit(5.0)
             if self.isolated and code > 128:  # the namespace's reaper reports a signal as 128 + its number
                 code = 128 - code
             raise self._fail("crashed", f"the process ended ({_signal_name(code)}) without answering") from None
         except protocol.ProtocolViolation as exc:
             raise self._fail("protocol", str(exc)) from None
+
+    def receive(self, timeout: float) -> dict:
+        """The reply to the last command, or RunnerFailure."""
+        reply = self.read_message(timeout)
         if "ok" not in reply:
             raise self._fail("protocol", "reply without an 'ok' field")
         size = reply.pop("payload_bytes", 0)
         if size:
-            if not self.accept_payload or not isinstance(size, int) or size < 0:
-                raise self._fail("protocol", "the runner announced data on the pipe, which only the reference may send")
+            if not isinstance(size, int) or size < 0 or self.payload_limit == 0:
+                raise self._fail("protocol", "the runner announced data on the pipe that the host did not ask for")
+            if self.payload_limit is not None and size > self.payload_limit:
+                raise self._fail(
+                    "oversized",
+                    f"the runner announced {size} bytes of outputs, more than the {self.payload_limit} "
+                    "that the reference's outputs of these shapes take",
+                )
             try:
                 reply["payload"] = self.reader.read_exact(size, timeout)
             except (protocol.ChannelTimeout, protocol.ChannelClosed):
@@ -139,12 +172,58 @@ class RunnerProcess:
         self.awaiting = False
         return reply
 
-    def request(self, message: dict, timeout: float) -> tuple[dict, float]:
-        """Send a command and wait for its reply; also return the host's wall time for it (s)."""
+    def request(self, message: dict, timeout: float, payload_limit: int = 0) -> tuple[dict, float]:
+        """Send a command and wait for its reply; also return the host's wall time for it (s).
+
+        A runner other than the reference may send at most ``payload_limit`` bytes after its reply."""
+        if self.role != "reference":
+            self.payload_limit = payload_limit
         start = time.perf_counter()
         self.send(message)
-        reply = self.receive(timeout)
+        try:
+            reply = self.receive(timeout)
+        finally:
+            if self.role != "reference":
+                self.payload_limit = 0
         return reply, time.perf_counter() - start
+
+    # -- the quiet side -------------------------------------------------------------------
+
+    def processes(self) -> list[int]:
+        """Every live process of this runner: its process group, its PID namespace, its token."""
+        return runner_processes(self.proc.pid, self.token)
+
+    def pause(self) -> float:
+        """Stop every process of the runner (SIGSTOP, until no new one appears); return their CPU
+        seconds so far, read from outside (``resume`` tells how much they used meanwhile)."""
+        stopped: set[int] = set()
+        for _ in range(5):
+            new = [pid for pid in self.processes() if pid not in stopped]
+            if not new:
+                break
+            for pid in new:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except OSError:
+                    pass
+                stopped.add(pid)
+        self.paused = stopped
+        return self.cpu_time()
+
+    def cpu_time(self) -> float:
+        """CPU seconds used so far by every process of the runner, read from outside it."""
+        return cpu_seconds(self.processes())
+
+    def resume(self, cpu_before: float) -> float:
+        """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""
+        used = self.cpu_time() - cpu_before
+        for pid in self.paused:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+        self.paused = set()
+        return max(0.0, used)
 
     def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
         return tail_of(self.log_fd, chars)
@@ -224,14 +303,31 @@ def read_tail(path: str, chars: int) -> str:
         os.close(fd)
 
 
-def child_environment(device: str, token: str, env: dict | None = None) -> dict:
-    """The environment of a process that runs candidate code: forge_sandbox importable, and the token."""
-    child_env = dict(os.environ if env is None else env)
+# What a runner's environment keeps of the host's: the paths, locale, compilers and CUDA. Nothing
+# else passes (no API keys, nothing that names the evaluator): a kernel that behaves differently
+# under forge than in a user's model would have nothing to tell the two apart by.
+_KEPT_VARIABLES = {
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH",
+    "CC", "CXX", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TORCH_CUDA_ARCH_LIST",
+    "MAX_JOBS", "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
+    "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH", "XDG_CACHE_HOME",
+    "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONPATH", "TMPDIR",
+}  # fmt: skip
+_KEPT_PREFIXES = ("LC_", "NVIDIA_")
+TOKEN_VARIABLE = "RUN_TOKEN"
+
+
+def child_environment(device: str, token: str | None, env: dict | None = None) -> dict:
+    """The environment of a runner: the kept part of the host's, then ``env``, forge_sandbox
+    importable, and the token that finds its strays (when given)."""
+    child_env = {k: v for k, v in os.environ.items() if k in _KEPT_VARIABLES or k.startswith(_KEPT_PREFIXES)}
+    child_env.update(env or {})
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__)))
     child_env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, child_env.get("PYTHONPATH", "")) if p)
     if device == "cpu":
         child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
-    child_env["FORGE_RUNNER_TOKEN"] = token
+    if token:
+        child_env[TOKEN_VARIABLE] = token
     # `python -m` would put the working folder first on sys.path, and another evaluation's
     # candidate could drop a module there that a trusted runner then imports.
     child_env["PYTHONSAFEPATH"] = "1"
@@ -249,18 +345,82 @@ def kill_group_and_strays(pid: int, token: str) -> None:
 
 def _kill_token_holders(token: str) -> None:
     """SIGKILL every process whose environment carries the runner's token (Linux /proc)."""
-    marker = f"FORGE_RUNNER_TOKEN={token}".encode()
-    try:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return
-    for pid in pids:
-        if pid == os.getpid():
-            continue
+    for pid in _token_holders(token):
         try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if marker not in f.read().split(b"\0"):
-                    continue
             os.kill(pid, signal.SIGKILL)
         except OSError:
             continue
+
+
+def _proc_pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) != os.getpid()]
+    except OSError:
+        return []
+
+
+def _token_holders(token: str) -> list[int]:
+    marker = f"{TOKEN_VARIABLE}={token}".encode()
+    found = []
+    for pid in _proc_pids():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if marker in f.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """/proc/PID/stat after the command name (which may hold spaces): field 3 (state) comes first."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        data = f.read()
+    return data[data.rindex(b")") + 2 :].decode().split()
+
+
+def runner_processes(leader: int, token: str) -> list[int]:
+    """The processes of the runner started as ``leader``: its process group, every process in the
+    PID namespace of its children (a candidate cannot leave that one), and the token's holders."""
+    found = {leader}
+    namespaces = set()
+    pids = _proc_pids()
+    try:
+        own_namespace = os.readlink(f"/proc/{leader}/ns/pid")
+    except OSError:
+        own_namespace = None
+    for pid in pids:
+        try:
+            fields = _stat_fields(pid)
+            if int(fields[2]) == leader:  # field 5: the process group
+                found.add(pid)
+                if int(fields[1]) == leader:  # field 4: the parent; unshare's child is the namespace's PID 1
+                    namespace = os.readlink(f"/proc/{pid}/ns/pid")
+                    if namespace != own_namespace:
+                        namespaces.add(namespace)
+        except (OSError, ValueError, IndexError):
+            continue
+    if namespaces:
+        for pid in pids:
+            try:
+                if os.readlink(f"/proc/{pid}/ns/pid") in namespaces:
+                    found.add(pid)
+            except OSError:
+                continue
+    found.update(_token_holders(token))
+    return sorted(found)
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes, all their threads and reaped children, from /proc."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = _stat_fields(pid)
+            total += sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / _TICK

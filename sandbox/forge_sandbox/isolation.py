@@ -1,23 +1,25 @@
 """Namespaces for the candidate's process: it cannot see or signal forge's processes, reach a network,
 or write anything but its own folder, temp files and the compilers' caches.
 
-The candidate's runner starts under ``unshare`` (util-linux) in new user, PID,
-mount and network namespaces, the user mapped to root there (which gives it
-nothing outside): inside, it is PID 2 under a reaper, ``/proc`` shows only its
-own processes, there is no network but a down loopback, and a process outside
-(the host, the reference runner, the user's shell) has no PID it could name.
+The candidate's runner starts under ``unshare`` (util-linux) in six new
+namespaces: user, PID, mount, network, IPC and UTS, the user mapped to root
+there (which gives it nothing outside): inside, it is PID 2 under a reaper,
+``/proc`` shows only its own processes, there is no network but a down
+loopback, no System V IPC or POSIX queue shared with anyone, and a process
+outside (the host, the reference runner, the user's shell) has no PID it could
+name.
 Killing the namespace's first process kills everything in it, so nothing it
 starts outlives its evaluation.
 
 Files (``settle``, run by the reaper before any candidate code): every mount
 is made read-only, so that nothing a later verdict trusts can change (the
 Python installation with torch, forge's code and store, tasks, anything on the
-path); fresh private tmpfs cover /tmp, /var/tmp, /dev/shm and /run, which hides
-other evaluations' folders and the sockets kept there; then its own folder and
-the compilers' caches are bound back writable and what it must read (the
-reference's saved inputs, its own source) read-only. The serving process then
-moves into a nested user and mount namespace, where all of it is locked: it
-cannot remount, unmount or move those mounts.
+path); fresh private tmpfs of bounded size cover /tmp, /var/tmp, /dev/shm and
+/run, which hides other evaluations' folders and the sockets kept there, and
+its own working folder; the compilers' caches are bound back writable and what
+it must read (the reference's saved inputs, its own source) read-only. The
+serving process then moves into a nested user and mount namespace, where all of
+it is locked: it cannot remount, unmount or move those mounts.
 
 Where user namespaces are off (a sysctl, a container's seccomp profile) or
 ``unshare`` is missing, evaluations go on without them and say so.
@@ -74,19 +76,38 @@ _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT = 1, 2, 4, 8, 32
 _MS_NOATIME, _MS_NODIRATIME, _MS_BIND, _MS_RELATIME = 1024, 2048, 4096, 1 << 21
 _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
 
-HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # replaced by empty private tmpfs inside
+# Replaced by empty private tmpfs inside, each with its size limit: RAM, so bounded.
+HIDDEN = {"/tmp": "1g", "/var/tmp": "64m", "/dev/shm": "256m", "/run": "16m"}
+OWN_FOLDER_SIZE = "256m"  # the candidate's working folder inside, a private tmpfs too
 CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH", "XDG_CACHE_HOME")
 
+CACHES_KEPT = 64  # candidate sources whose compiled builds stay cached
+CACHE_KEPT_BYTES = 128 * 2**20  # the most one source's build products may keep after its evaluation
+CACHES_TOTAL_BYTES = 2 * 2**30  # and all sources' together
+WRITE_BUDGET_BYTES = 2**30  # what a candidate may write into the folders it shares with the host, while it runs
 
-CACHES_KEPT = 64  # candidates whose compiled builds stay cached
+# What a compiler leaves in each cache that is worth keeping; everything else goes after an evaluation.
+BUILD_PRODUCTS = {
+    "TORCH_EXTENSIONS_DIR": (".so", ".o", ".cpp", ".cu", ".h", ".cuh", "build.ninja", ".ninja_deps", ".ninja_log"),
+    "TRITON_CACHE_DIR": (".json", ".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".so", ".source", ".c", ".hsaco"),
+    "CUPY_CACHE_DIR": (".cubin", ".ptx", ".fatbin", ".hsaco"),
+    "CUDA_CACHE_PATH": (),  # the driver's JIT cache: rebuilt when missing, never trusted across evaluations
+    "XDG_CACHE_HOME": (),
+}
+
+
+def cache_root() -> str:
+    """Where forge keeps the candidates' compiler caches and the reference baselines:
+    $FORGE_SANDBOX_CACHE, or ~/.cache/kernel-sandbox (a name a candidate cannot tell forge by)."""
+    return os.environ.get("FORGE_SANDBOX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kernel-sandbox")
 
 
 def cache_environment(key: str) -> dict[str, str]:
     """Where the candidate's compilers keep their caches: folders of forge's own, one set per
-    candidate source (``key``), under $FORGE_SANDBOX_CACHE or ~/.cache/forge-sandbox, so that no
-    candidate can plant a build that another one's source, a trusted runner or the user's own
-    processes would load (the user's TRITON_CACHE_DIR and the like are not used inside)."""
-    root = os.environ.get("FORGE_SANDBOX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "forge-sandbox")
+    candidate source (``key``), so that no candidate can plant a build that another one's
+    source, a trusted runner or the user's own processes would load (the user's
+    TRITON_CACHE_DIR and the like are never given to a candidate)."""
+    root = os.path.join(cache_root(), "candidates")
     own = os.path.join(root, key)
     env = {"TMPDIR": "/tmp"}  # the private tmpfs inside
     for name in CACHE_VARIABLES:
@@ -96,8 +117,72 @@ def cache_environment(key: str) -> dict[str, str]:
     return env
 
 
+def reference_cache_environment() -> dict[str, str]:
+    """The trusted reference runner's own compiler caches (torch.compile of the reference), apart
+    from every candidate's: no candidate's folder is one a trusted process loads code from."""
+    own = os.path.join(cache_root(), "reference")
+    env = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(own, "inductor"), "TRITON_CACHE_DIR": os.path.join(own, "triton")}
+    for path in env.values():
+        os.makedirs(path, exist_ok=True)
+    return env
+
+
+def tidy_caches(caches: dict[str, str]) -> None:
+    """After an evaluation: keep only the build products in a candidate's caches (BUILD_PRODUCTS),
+    regular files only, and nothing at all when they pass CACHE_KEPT_BYTES."""
+    kept = 0
+    for name, folder in caches.items():
+        suffixes = BUILD_PRODUCTS.get(name)
+        if suffixes is None:
+            continue
+        for entry in _walk(folder):
+            if entry.is_file(follow_symlinks=False) and entry.name.endswith(suffixes) and suffixes:
+                kept += entry.stat(follow_symlinks=False).st_size
+            else:
+                _remove(entry)
+    if kept > CACHE_KEPT_BYTES:
+        for name, folder in caches.items():
+            if name in BUILD_PRODUCTS:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _walk(folder: str):
+    """Every entry under ``folder``, deepest first, without following links."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _walk(entry.path)
+        yield entry
+
+
+def _remove(entry) -> None:
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            os.rmdir(entry.path)  # empty by now (deepest first), or kept because it still holds products
+        else:
+            os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+def bytes_under(folders: list[str]) -> int:
+    """The bytes the regular files under these folders take, links not followed."""
+    total = 0
+    for folder in folders:
+        for entry in _walk(folder):
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                continue
+    return total
+
+
 def _prune(root: str, keep: str) -> None:
-    """Drop the least recently used candidates' caches beyond CACHES_KEPT."""
+    """Drop the least recently used sources' caches beyond CACHES_KEPT or CACHES_TOTAL_BYTES."""
     try:
         os.utime(keep)
         entries = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
@@ -105,16 +190,20 @@ def _prune(root: str, keep: str) -> None:
         return
     entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
     hour_ago = time.time() - 3600
-    for entry in entries[CACHES_KEPT:]:
-        if entry.stat(follow_symlinks=False).st_mtime < hour_ago:  # never one an evaluation may be using
+    total = 0
+    for rank, entry in enumerate(entries):
+        total += bytes_under([entry.path])
+        over = rank >= CACHES_KEPT or total > CACHES_TOTAL_BYTES
+        if over and entry.stat(follow_symlinks=False).st_mtime < hour_ago:  # never one in use
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
-    """What the runner binds back inside: ``own`` and the caches writable, ``readable`` read-only.
-    Python's own paths are added to what must stay readable, when a tmpfs would hide them. A
-    readable folder that would bring back a whole hidden folder, or cover a writable one, is left out."""
-    writable = _dirs([own, *(v for k, v in caches.items() if k in CACHE_VARIABLES)])
+    """What the runner sets up inside: ``own`` a private tmpfs (its working folder), the caches
+    bound back writable, ``readable`` read-only. Python's own paths are added to what must stay
+    readable, when a tmpfs would hide them. A readable folder that would bring back a whole hidden
+    folder, or cover a writable one, is left out."""
+    writable = _dirs([*(v for k, v in caches.items() if k in CACHE_VARIABLES)])
     paths = [*readable, sys.prefix, sys.base_prefix, *site.getsitepackages(), *sys.path]
     paths += os.environ.get("PYTHONPATH", "").split(os.pathsep)
     keep = [
@@ -122,9 +211,9 @@ def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
         for p in _dirs(paths)
         if _under(p, HIDDEN)
         and not any(_under(h, [p]) for h in HIDDEN)  # /tmp itself (or / ) would undo the tmpfs
-        and not any(_under(w, [p]) for w in writable)
+        and not any(_under(w, [p]) for w in [*writable, own])
     ]
-    return {"writable": writable, "readable": keep}
+    return {"own": os.path.abspath(own), "writable": writable, "readable": keep}
 
 
 def _dirs(paths: list[str]) -> list[str]:
@@ -204,31 +293,34 @@ def _all_read_only(libc) -> list[str]:
     return failed
 
 
-def restrict_files(writable: list[str], readable: list[str]) -> list[str]:
+def restrict_files(own: str, writable: list[str], readable: list[str]) -> list[str]:
     """Every mount read-only (/proc, /sys and /dev too), the HIDDEN folders replaced by private
     tmpfs, then ``readable`` bound back read-only and ``writable`` writable, in that order so that
-    no read-only folder covers a writable one. Returns the mounts that stayed writable; raises
-    OSError when the rest fails."""
+    no read-only folder covers a writable one, and a private tmpfs over ``own``, its working
+    folder. Returns the mounts that stayed writable; raises OSError when the rest fails."""
     libc = _libc()
     # Handles on the folders to bring back, taken before anything hides them.
     handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
     handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
     failed = _all_read_only(libc)
     failed += _minimal_dev(libc)
-    for folder in HIDDEN:
+    for folder, size in HIDDEN.items():
         if os.path.isdir(folder) and not os.path.islink(folder):
-            _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data="mode=1777,size=25%")
+            _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data=f"mode=1777,size={size}")
     for fd, path, rw in handles:
         os.makedirs(path, exist_ok=True)
         _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)
         _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | (0 if rw else _MS_RDONLY) | _kept_flags(path))
         os.close(fd)
+    if own:
+        os.makedirs(own, exist_ok=True)
+        _mount(libc, "tmpfs", own, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data=f"mode=700,size={OWN_FOLDER_SIZE}")
     try:
         _seal_dev(libc)
     except OSError as exc:
         failed.append(f"/dev ({exc.strerror})")
-    if writable:
-        os.chdir(writable[0])  # its own folder, as now mounted (the old working folder is read-only)
+    if own:
+        os.chdir(own)  # its own folder, as now mounted (the old working folder is read-only)
     return failed
 
 
@@ -310,12 +402,12 @@ def _restrict(layout: dict) -> str:
     if not layout:
         return "not restricted: no layout given"
     try:
-        failed = restrict_files(layout.get("writable", []), layout.get("readable", []))
+        failed = restrict_files(layout.get("own", ""), layout.get("writable", []), layout.get("readable", []))
     except Exception as exc:  # noqa: BLE001 - any failure here is a note, and the runner goes on
         return f"not restricted: {getattr(exc, 'strerror', None) or exc} ({getattr(exc, 'filename', '')})"
     if failed:
         return f"partly read-only: {len(failed)} mounts stayed writable, first {failed[0]}"
-    return f"read-only except its folder, temp files and {len(layout.get('writable', [])) - 1} cache folders"
+    return f"read-only except its folder, temp files and {len(layout.get('writable', []))} cache folders"
 
 
 def _become_reaper(*fds: int) -> None:

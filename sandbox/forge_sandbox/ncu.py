@@ -51,7 +51,7 @@ class ProfileRequest:
     report_name: str = "candidate"
     timeout: float = 240.0  # the profiled run; the exports have their own
     # The target in the candidate's namespaces (isolation.py): the unshare prefix, and the target's
-    # --protect/--writable arguments. Off by default until shown to work under ncu on a GPU (ncu's
+    # --layout argument (isolation.layout). Off by default until shown to work under ncu on a GPU (ncu's
     # injected library talks to the ncu process, and counters kept for admins are out of a namespace's reach).
     isolation_prefix: list[str] = field(default_factory=list)
     target_args: list[str] = field(default_factory=list)
@@ -174,7 +174,7 @@ def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int 
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=request.workdir,
-            env=child_environment(request.device, token, {**os.environ, **request.env}),
+            env=child_environment(request.device, token, request.env),
             start_new_session=True,
         )
         try:

@@ -21,7 +21,8 @@ import sys
 import torch
 
 from forge_sandbox import isolation, protocol
-from forge_sandbox.runner import build_model, import_candidate, to_device
+from forge_sandbox.candidate_runner import build_model, import_candidate
+from forge_sandbox.runner import to_device
 
 
 def run(candidate: str, init_inputs: str, inputs: str, init_seed: int, device_name: str, warmup: int) -> None:

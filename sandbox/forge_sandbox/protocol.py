@@ -6,10 +6,12 @@ there). Tensors are serialized with ``torch.save`` and read by the host with
 ``torch.load(weights_only=True)``, which refuses arbitrary objects, so a
 hostile runner cannot make the host execute code.
 
-The reference runner's outputs are the answers, so they never touch the file
-system, where a candidate could look for them: they follow the reply on the
-pipe itself (``payload_bytes`` raw bytes after the JSON line). The candidate
-runner's outputs and the inputs, which are no secret, travel as files.
+Outputs follow a reply on the pipe itself (``payload_bytes`` raw bytes after
+the JSON line): the reference's, because they are the answers and must never
+touch the file system, where a candidate could look for them; the candidate's,
+because the host then reads no more than it asked for (the size of the
+reference's outputs) and no file a candidate could swap, grow or fake. Inputs,
+which are no secret, travel as files the reference writes.
 
 Everything a runner sends is untrusted data: the host checks its shape here
 and its meaning in evaluate.py.
@@ -22,6 +24,7 @@ import json
 import os
 import select
 import time
+import zipfile
 
 import torch
 
@@ -150,3 +153,23 @@ def load_tensors(source):
     if isinstance(source, bytes):
         source = io.BytesIO(source)
     return torch.load(source, map_location="cpu", weights_only=True)
+
+
+class UnsafeArchive(Exception):
+    """What a runner sent is not a plain torch.save archive of the expected size."""
+
+
+def load_untrusted_tensors(data: bytes, limit: int):
+    """Tensors from a runner that is not trusted: the archive's members must be stored, never
+    compressed (nothing expands beyond the bytes received), and hold at most ``limit`` bytes."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise UnsafeArchive(f"not a tensor archive ({type(exc).__name__})") from None
+    if any(m.compress_type != zipfile.ZIP_STORED for m in members):
+        raise UnsafeArchive("a compressed member (an archive that expands on loading)")
+    total = sum(m.file_size for m in members)
+    if total > limit:
+        raise UnsafeArchive(f"{total} bytes unpacked, more than the {limit} expected")
+    return load_tensors(data)

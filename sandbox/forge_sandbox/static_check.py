@@ -48,8 +48,30 @@ _STREAM_CALLS = {
     "cupy.cuda.Stream",
     "cp.cuda.Stream",
 }
-_PRIVATE_PATHS = ("/proc/", "/dev/shm", "forge-eval")
+_PRIVATE_PATHS = ("/proc/", "/dev/shm", "forge-eval", "kev-")
 _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
+# PyTorch's compilers, dispatch hooks and profilers: they do PyTorch's work behind a token kernel, or
+# tell the candidate when forge's census of PyTorch operators is watching.
+_TORCH_MACHINERY = (
+    "torch.compile", "torch.jit", "torch.library", "torch.fx", "torch.export", "torch.overrides", "torch.profiler",
+    "torch.autograd.profiler", "torch.utils._python_dispatch", "torch.utils._pytree",
+)  # fmt: skip
+# In C++/CUDA source strings: entry points that bypass PyTorch's dispatcher (and so the census), and
+# native threads that would run beside the other side's timing.
+_NATIVE_RED_FLAGS = {
+    "at::native::": "calls ATen's native kernels directly (PyTorch's work, hidden from forge's census)",
+    "at::cpu::": "calls ATen's CPU kernels directly (PyTorch's work, hidden from forge's census)",
+    "at::redispatch::": "redispatches ATen operators (PyTorch's work, hidden from forge's census)",
+    "at::_ops::": "calls ATen operators below the dispatcher's front door (hidden from forge's census)",
+    "ATen/NativeFunctions.h": "includes ATen's native kernels (PyTorch's work, hidden from forge's census)",
+    "ATen/CPUFunctions.h": "includes ATen's CPU kernels (PyTorch's work, hidden from forge's census)",
+    "ATen/CUDAFunctions.h": "includes ATen's CUDA kernels (PyTorch's work, hidden from forge's census)",
+    "std::thread": "starts native threads: work outside the timed call is not allowed",
+    "pthread_create": "starts native threads: work outside the timed call is not allowed",
+    "std::async": "starts native threads: work outside the timed call is not allowed",
+}
+# Flags an honest kernel may set: PyTorch's own backend switches, not its functions.
+_BACKEND_FLAGS = ("torch.backends.",)
 
 
 @dataclass
@@ -120,10 +142,32 @@ def _kernel_names(tree: ast.AST, source: str) -> list[str]:
     return sorted(names)
 
 
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of string constants that are documentation, not code: a module's, class's or function's
+    first statement, and any other string standing alone as a statement."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            found.add(id(node.value))
+    return found
+
+
 class _Visitor(ast.NodeVisitor):
-    def __init__(self) -> None:
+    def __init__(self, tree: ast.AST) -> None:
         self.findings: list[str] = []
         self.aliases: dict[str, str] = {}  # local name -> the module it stands for (import time as t)
+        self.docstrings = _docstrings(tree)
+        self.parents: dict[int, ast.AST] = {
+            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        }
+
+    def resolved(self, node: ast.AST) -> str:
+        """A dotted name with its first part's import alias resolved (`F.softmax` -> `torch.nn.functional.softmax`)."""
+        name = dotted_name(node)
+        first, _, rest = name.partition(".")
+        if first in self.aliases:
+            return self.aliases[first] + (f".{rest}" if rest else "")
+        return name
 
     def root(self, node: ast.AST) -> str:
         """The module a dotted expression starts from, seeing through import aliases."""
@@ -157,7 +201,12 @@ class _Visitor(ast.NodeVisitor):
         root = module.split(".")[0]
         if module.startswith("torch.multiprocessing"):
             root = "multiprocessing"
-        if root in _THREAD_MODULES:
+        machinery = _torch_machinery(module)
+        if machinery:
+            self.flag(node, f"imports {module}: {machinery}")
+        elif root in ("importlib", "forge_sandbox", "forge"):
+            self.flag(node, f"imports {module}: dynamic imports and forge's own modules are not for kernels")
+        elif root in _THREAD_MODULES:
             self.flag(node, f"imports {module}: threads or processes can do work outside the timed call")
         elif root in _INTROSPECTION_MODULES:
             self.flag(node, f"imports {module}: introspection of the evaluator's process is not allowed")
@@ -177,17 +226,31 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"creates or switches a CUDA stream ({name}): work on a side stream hides from the timer")
         if name in _INTROSPECTION_CALLS:
             self.flag(node, f"calls {name}: introspection of the evaluator's process is not allowed")
-        if name in {"setattr", "builtins.setattr"} and node.args:
-            target = self.root(node.args[0])
-            if target in _PROTECTED_ROOTS:
-                self.flag(node, f"setattr on {dotted_name(node.args[0])}: monkey-patching is not allowed")
+        if name in {"setattr", "builtins.setattr", "delattr", "object.__setattr__"} and node.args:
+            if self.root(node.args[0]) != "self":
+                self.flag(node, f"{name} on {dotted_name(node.args[0]) or 'an object'}: monkey-patching is not allowed")
+        if name in {"vars", "globals", "__import__", "builtins.__import__", "eval", "exec", "compile"}:
+            self.flag(node, f"calls {name}(): reaching into modules' namespaces or running generated code")
+        machinery = _torch_machinery(self.resolved(node.func))
+        if machinery:
+            self.flag(node, f"calls {self.resolved(node.func)}: {machinery}")
+        if (
+            name in {"os.getenv", "os.environ.get", "getenv"}
+            or name.startswith("os.environ.")
+            and name.rsplit(".", 1)[-1] in {"items", "keys", "values", "copy", "__contains__"}
+        ):
+            self.flag(node, f"calls {name}: a kernel must behave the same in every environment")
         if name.endswith("_make_subclass") or name.endswith("_make_wrapper_subclass"):
             self.flag(node, "builds a tensor subclass: outputs must be plain torch.Tensor")
         self.generic_visit(node)
 
     def _check_assign_target(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Subscript) and _namespace_of(target.value):
+            self.flag(target, "assigns through a namespace dictionary (vars(), __dict__): monkey-patching")
         if isinstance(target, ast.Attribute):
             root = self.root(target)
+            if self.resolved(target).startswith(_BACKEND_FLAGS):
+                return
             if root in _PROTECTED_ROOTS:
                 self.flag(
                     target,
@@ -218,13 +281,38 @@ class _Visitor(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if dotted_name(node) == "sys.modules" or (self.root(node) == "sys" and node.attr == "modules"):
             self.flag(node, "reads sys.modules: reaching into the evaluator's modules is not allowed")
+        if node.attr == "__dict__":
+            self.flag(node, "uses __dict__: reaching into namespaces is not allowed in a kernel")
+        name = self.resolved(node)
+        if (
+            name.startswith("torch._")
+            and not name.startswith("torch.__")
+            and not isinstance(self.parents.get(id(node)), ast.Attribute)
+        ):
+            self.flag(node, f"uses {name}: PyTorch's private internals are not for kernels")
+        if name == "os.environ" and self._reads_environment(node):
+            self.flag(node, "reads os.environ: a kernel must behave the same in every environment")
         self.generic_visit(node)
 
+    def _reads_environment(self, node: ast.AST) -> bool:
+        """``os.environ`` read (a lookup, a membership test, a copy), not set for a compiler."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Subscript):
+            return isinstance(parent.ctx, ast.Load)
+        if isinstance(parent, ast.Attribute):
+            return parent.attr not in {"setdefault", "update", "__setitem__", "pop"}
+        return True
+
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and any(marker in node.value for marker in _PRIVATE_PATHS):
+        if not isinstance(node.value, str) or id(node) in self.docstrings:
+            return
+        if any(marker in node.value for marker in _PRIVATE_PATHS):
             self.flag(
                 node, f"refers to {node.value[:40]!r}: reading the evaluator's files or other processes is not allowed"
             )
+        for marker, why in _NATIVE_RED_FLAGS.items():
+            if marker in node.value:
+                self.flag(node, f"its C++/CUDA source {why} ({marker})")
 
     def visit_Try(self, node: ast.Try) -> None:
         # A try/except in module code that only guards imports is harmless; anywhere
@@ -236,13 +324,28 @@ class _Visitor(ast.NodeVisitor):
     visit_TryStar = visit_Try
 
 
+def _torch_machinery(name: str) -> str:
+    """Why a use of this dotted name is flagged, when it is one of _TORCH_MACHINERY."""
+    for prefix in _TORCH_MACHINERY:
+        if name == prefix or name.startswith(prefix + "."):
+            return "PyTorch's compilers, dispatch hooks and profilers are not for kernels (they do PyTorch's work, or watch forge's census)"
+    return ""
+
+
+def _namespace_of(node: ast.AST) -> bool:
+    """``vars(x)``, ``globals()`` or ``x.__dict__``: a module's or object's namespace as a dict."""
+    if isinstance(node, ast.Call):
+        return dotted_name(node.func) in {"vars", "globals", "locals"}
+    return isinstance(node, ast.Attribute) and node.attr == "__dict__"
+
+
 def check_source(source: str) -> StaticReport:
     """Parse a candidate's source and report its kernel backends and red flags."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
         return StaticReport(syntax_error=f"line {exc.lineno}: {exc.msg}")
-    visitor = _Visitor()
+    visitor = _Visitor(tree)
     visitor.visit(tree)
     report = StaticReport(
         backends=_kernel_backends(tree, source), kernel_names=_kernel_names(tree, source), findings=visitor.findings

@@ -1,25 +1,29 @@
 """The one function that times a model, and the helpers that feed it inputs.
 
-Method (:func:`time_calls`), the same for the reference and the candidate:
+Method (:func:`time_calls`), the same for the references and the candidate:
 
-* every call gets inputs of its own: pool entry ``slot`` (a set made by the
-  task's ``get_inputs`` from a host seed) rolled by ``shift`` along its first
-  non-trivial dimension and every floating-point value scaled by its own
-  random factor in [0.9, 1.1] (from a per-call host seed), copied into one of
-  two staging buffers that alternate. No two calls share input values, so no
-  cache (by pointer, by value, or by the layout of a known pool) can return an
-  output it has seen; one that tries returns a stale output, which the
-  checksum of every timed output exposes. The jitter keeps each value's sign
-  and rough magnitude, so the task's input distribution barely changes;
 * the last-level cache is flushed (a buffer larger than L2 is zeroed) before
-  every call, outside the timed region;
-* CUDA: an event pair per call on the current stream, with a *device-wide*
-  synchronize before the end event, so work hidden on another stream or left
-  running is counted; CPU: ``time.perf_counter`` around the call;
-* warm-up calls run before any timed call and are not recorded.
+  every call, and only then does the runner tell the host it is ready;
+* the host answers with the call's inputs, and from then on its own clock
+  runs: pool entry ``slot`` (a set made by the task's ``get_inputs`` from a
+  host seed) rolled by ``shift`` along its first non-trivial dimension and
+  every floating-point value scaled by its own random factor in [0.9, 1.1]
+  (from a per-call host seed), copied into one of two staging buffers that
+  alternate. No two calls share input values, and none is known before the
+  host's word, so no cache (by pointer, by value, or by the layout of a known
+  pool) can return an output it has seen, and nothing can be computed ahead;
+* CUDA: an event pair around the call on the current stream, with a
+  *device-wide* synchronize before the end event, so work hidden on another
+  stream or left running is counted; CPU: ``time.perf_counter`` around it;
+* a checksum of the output goes back to the host at once, and its clock
+  stops when that arrives: the host's time for a call is its staging, the call
+  and its checksum, which a candidate cannot shorten without the output;
+* warm-up is a block like any other whose times the caller discards.
 
-The caller (the host, through a runner) chooses the number of calls from a
-time budget and interleaves reference and candidate blocks.
+The per-call times measured here come from inside a runner's process. The
+reference's are trusted; the candidate's are its own claim, which the host
+bounds call by call with its own clock (benchmark.py): no clock inside the
+candidate's process decides.
 """
 
 from __future__ import annotations
@@ -105,39 +109,40 @@ def _sync(device: torch.device) -> None:
         _cuda_synchronize()
 
 
-def time_calls(model, pool: list[list], calls: list, device: torch.device, warmup: int, on_output) -> list[float]:
-    """Time ``model`` once per entry of ``calls`` (``(slot, shift, seed)`` triples); return ms per call.
+def time_calls(model, pool: list[list], n: int, device: torch.device, start_call, end_call) -> list[float]:
+    """Time ``n`` calls of ``model``; return ms per call.
 
-    ``on_output(index, output)`` runs after each timed call, outside the timed
-    region (it checksums the output). Warm-up calls reuse the first entries.
+    ``start_call(i)`` waits for the host's word on call ``i`` and returns its
+    inputs, ``(slot, shift, seed)``, and a context manager the call runs inside
+    (the operator census of a call the host picked, or one that does nothing).
+    ``end_call(i, ms, output)`` runs right after the call; it sends the host the
+    output's checksum, which stops the host's clock.
     """
     staging = make_staging(pool)
     flush = flush_buffer(device)
+    times = []
     with torch.no_grad():
-        for i in range(warmup):
-            slot, shift, seed = calls[i % len(calls)]
-            fill_staging(staging[i % 2], pool[slot], shift, seed)
-            model(*staging[i % 2])
-        _sync(device)
-        times = []
-        for i, (slot, shift, seed) in enumerate(calls):
-            inputs = staging[i % 2]
-            fill_staging(inputs, pool[slot], shift, seed)
+        for i in range(n):
             flush.zero_()
             _sync(device)
-            if device.type == "cuda":
-                start, end = _cuda_event(enable_timing=True), _cuda_event(enable_timing=True)
-                start.record()
-                out = model(*inputs)
-                _cuda_synchronize()  # device-wide: work on any stream counts
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end))
-            else:
-                t0 = _perf_counter()
-                out = model(*inputs)
-                times.append((_perf_counter() - t0) * 1e3)
-            on_output(i, out)
+            (slot, shift, seed), context = start_call(i)
+            inputs = staging[i % 2]
+            fill_staging(inputs, pool[slot], shift, seed)
+            _sync(device)
+            with context:
+                if device.type == "cuda":
+                    start, end = _cuda_event(enable_timing=True), _cuda_event(enable_timing=True)
+                    start.record()
+                    out = model(*inputs)
+                    _cuda_synchronize()  # device-wide: work on any stream counts
+                    end.record()
+                    end.synchronize()
+                    times.append(start.elapsed_time(end))
+                else:
+                    t0 = _perf_counter()
+                    out = model(*inputs)
+                    times.append((_perf_counter() - t0) * 1e3)
+            end_call(i, times[-1], out)
             del out
     return times
 

@@ -19,17 +19,25 @@ STATUSES = (PASSED, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT, REJECTED, TIMEOUT, 
 class Verdict:
     """What forge concluded about one candidate, and the evidence for it.
 
-    Times are medians in milliseconds over the timed calls; ``speedup`` is
-    reference_ms / candidate_ms and is set only when the status is ``passed``.
+    Times are milliseconds per call: the median over timed blocks of each block's
+    mean (benchmark.py). ``speedup`` is over eager PyTorch (reference_ms /
+    candidate_ms), ``speedup_vs_compile`` over the task's reference under
+    torch.compile; both are set only when the status is ``passed``.
+    ``baselines`` holds both references' times: ``{"eager": {"ms", "iqr_ms"},
+    "compile": {"ms", "iqr_ms", "mode", "cached"} or {"ms": None, "reason"}}``.
     """
 
     status: str
     reasons: list[str] = field(default_factory=list)
     candidate_ms: float | None = None
-    reference_ms: float | None = None
+    reference_ms: float | None = None  # the eager baseline, as baselines["eager"]["ms"]
     speedup: float | None = None
+    speedup_vs_compile: float | None = None
     candidate_iqr_ms: float | None = None
     reference_iqr_ms: float | None = None
+    baselines: dict = field(default_factory=dict)
+    own_share: float | None = None  # the share of forward's time spent in the candidate's own kernels
+    torch_ops: dict = field(default_factory=dict)  # the work PyTorch did in the candidate's forward, by operator
     stage: str = ""  # the pipeline stage that decided the status
     warnings: list[str] = field(default_factory=list)
     backends: list[str] = field(default_factory=list)
@@ -53,13 +61,15 @@ class Verdict:
 
 
 class Stop(Exception):
-    """Ends the pipeline with a verdict."""
+    """Ends the pipeline with a verdict; ``log_tail`` and ``compile_log`` go into it when given."""
 
-    def __init__(self, status: str, *reasons: str, stage: str = "") -> None:
+    def __init__(self, status: str, *reasons: str, stage: str = "", log_tail: str = "", compile_log: str = "") -> None:
         super().__init__(status)
         self.status = status
         self.reasons = [r for r in reasons if r]
         self.stage = stage
+        self.log_tail = log_tail
+        self.compile_log = compile_log
 
 
 def draw_seed() -> int:

@@ -16,6 +16,7 @@ def scale_add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
 
 
 def launch(x, y, alpha):
+    x, y = x.contiguous(), y.contiguous()
     out = torch.empty_like(x)
     n = x.numel()
     scale_add_kernel[(triton.cdiv(n, 1024),)](x, y, out, alpha, n, BLOCK=1024)

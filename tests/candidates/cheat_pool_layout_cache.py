@@ -1,5 +1,6 @@
 """Cheat: recognizes a known input set in a new layout (rolled, values nearly equal) and returns its cached
-output, rolled to match, instead of computing."""
+output, rolled to match, instead of computing. Its lookup uses no PyTorch compute (Python lists, slicing and
+cat), so that only the stale output can give it away."""
 
 import torch
 import torch.nn as nn
@@ -8,31 +9,38 @@ import triton.language as tl
 
 
 @triton.jit
-def touch(p):
-    tl.store(p, tl.load(p))
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, tl.where(x > 0, x, 0.0), mask=mask)
 
 
 class ModelNew(nn.Module):
     def __init__(self, features):
         super().__init__()
         self.fc = nn.Linear(features, features)
-        self.scratch = torch.zeros(1)
-        self.cache = []  # (first column of x, output)
+        self.cache = []  # (first column of x as a list, output)
 
     def compute(self, x):
-        touch[(1,)](self.scratch)
-        return torch.relu(self.fc(x))
+        h = self.fc(x.contiguous()).contiguous()
+        out = torch.empty_like(h)
+        n = h.numel()
+        relu_kernel[(triton.cdiv(n, 1024),)](h, out, n, BLOCK=1024)
+        return out
 
     def forward(self, x):
-        column = x[:, 0]
+        column = x[:, 0].tolist()
         for cached, out in self.cache:
             # every roll of the cached column against the new one; the closest is the shift
-            rolls = torch.stack([torch.roll(cached, s) for s in range(cached.numel())])
-            distance = (rolls - column).abs().sum(dim=1)
-            shift = int(torch.argmin(distance))
-            if distance[shift] < 0.2 * column.abs().sum():
-                touch[(1,)](self.scratch)
-                return torch.roll(out, shift, 0)
+            n = len(cached)
+            best, shift = None, 0
+            for s in range(n):
+                distance = sum(abs(cached[(i - s) % n] - column[i]) for i in range(0, n, 8))
+                if best is None or distance < best:
+                    best, shift = distance, s
+            if best < 0.2 * sum(abs(c) for c in column[::8]):
+                return torch.cat([out[n - shift :], out[: n - shift]]) if shift else out.clone()
         out = self.compute(x)
-        self.cache.append((column.clone(), out.clone()))
+        self.cache = [*self.cache[-7:], (column, out.clone())]  # the timing pool has a few distinct input sets
         return out

@@ -1,0 +1,341 @@
+"""Timing the candidate against both baselines, so that nothing in the candidate's process decides.
+
+The method of one block is :func:`timing.time_calls`, the same for every side:
+the eager reference, the reference under torch.compile (unless its time is
+cached) and the candidate. Around it, this module:
+
+* interleaves the sides block by block, in a fresh random order each block,
+  each block preceded by an untimed warm-up block;
+* keeps one side quiet while another is timed: every process of the
+  candidate is stopped (SIGSTOP) while a reference block runs, and must show
+  no CPU time used meanwhile; on CUDA the reference first waits until no other
+  process's work is on the GPU;
+* bounds every one of the candidate's reported times with the host's own
+  clock: the host starts each call itself (timing.time_calls: it names the
+  call's inputs) and its clock stops when the output's checksum arrives. The
+  trusted reference's calls tell how much of that window is not the call
+  (staging, checksum, the pipe) and how much that varies; a candidate's call is
+  counted at least as long as its window leaves, less that measured noise. So
+  patched clocks, hidden work or time moved between calls change its figure by
+  no more than the noise, and a block whose calls took far longer than reported
+  is rejected outright;
+* takes each side's figure as the median per call over all timed calls;
+* checks every output produced while timed (a checksum each, the last ones in
+  full), and the operators PyTorch ran in one call per block that the host
+  picked at random (op_census), so that a candidate honest while verified and
+  PyTorch-backed while timed is caught;
+* on the CPU, both sides run with the same number of threads, and the
+  candidate's processes may not use more CPU time than that allows.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+
+from forge_sandbox import compare, op_census, protocol
+from forge_sandbox.sides import Malformed, Sides, expect, outputs_limit
+from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
+
+EAGER, COMPILED, CANDIDATE = "eager", "compiled", "candidate"
+QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a rounding)
+
+
+@dataclass
+class Block:
+    """One timed block of one side, as the host saw it."""
+
+    side: str
+    times_ms: list[float]  # per call, as the runner reported
+    windows_ms: list[float]  # per call, the host's clock from its word to the checksum
+    checksums: list
+    census_at: int
+    reply: dict  # the runner's reply that ended the block
+    wall_ms: float  # the whole block, on the host's clock
+    cpu_s: float = 0.0  # the candidate's CPU time during the block (its processes, read from /proc)
+
+    def untouched(self, values: list[float]) -> list[float]:
+        """``values`` of the calls that ran outside the operator census."""
+        return [t for i, t in enumerate(values) if i != self.census_at]
+
+
+class Benchmark:
+    def __init__(
+        self,
+        sides: Sides,
+        *,
+        on_cuda: bool,
+        blocks: int,
+        budget_s: float,
+        pool: int,
+        threads: int,
+        expected_dtype: torch.dtype,
+        tolerance: dict | None,
+        compile_mode: str | None,
+        reference_ops: set[str],
+    ) -> None:
+        """``compile_mode``: time the reference under torch.compile in this mode (None: do not)."""
+        self.sides = sides
+        self.on_cuda = on_cuda
+        self.blocks = blocks
+        self.budget_s = budget_s
+        self.pool = pool
+        self.threads = threads
+        self.expected_dtype = expected_dtype
+        self.tolerance = tolerance
+        self.compile_mode = compile_mode
+        self.reference_ops = reference_ops
+        self.compile_reason = ""  # why the compiled reference could not be timed
+        self.quiet_waits_ms: list[float] = []
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self) -> dict:
+        """Time every side; return the figures (see ``_figures``) or raise Stop."""
+        sides = [EAGER, CANDIDATE]
+        if self.compile_mode and self._compile():
+            sides.insert(1, COMPILED)
+        for side in sides:
+            self._time(side, self._schedule(1), warmup=True)
+        n = self._calls_per_block(sides)
+        timed: dict[str, list[Block]] = {side: [] for side in sides}
+        for _ in range(self.blocks):
+            calls = self._schedule(n)
+            census_at = secrets.randbelow(n)
+            seed = draw_seed()
+            order = random.SystemRandom().sample(sides, len(sides))
+            for side in order:
+                self._time(side, calls[:2], warmup=True)
+                timed[side].append(self._time(side, calls, census_at=census_at, checksum_seed=seed, keep=min(2, n)))
+            self._check_block(timed[EAGER][-1], timed[CANDIDATE][-1])
+        return self._figures(timed, n)
+
+    def _compile(self) -> bool:
+        paused = self.sides.cand.pause()  # compiling is work, and the candidate's must not slow it
+        try:
+            reply = self.sides.ask_ref({"op": "compile", "mode": self.compile_mode})
+        finally:
+            self.sides.cand.resume(paused)
+        if not reply.get("compiled"):
+            self.compile_reason = str(reply.get("reason", "torch.compile failed"))
+            return False
+        return True
+
+    def _schedule(self, n: int) -> list:
+        """Per call: a pool entry, a roll and a jitter seed (timing.fill_staging), drawn on the host."""
+        return [[secrets.randbelow(self.pool), 1 + secrets.randbelow(1 << 20), draw_seed()] for _ in range(n)]
+
+    def _calls_per_block(self, sides: list[str]) -> int:
+        """Calls per block from the time budget: the references' own times, and for the candidate
+        only the host's clock (so that it cannot shrink the blocks by claiming to be slow)."""
+        probe = self._schedule(5)
+        ref = self._time(EAGER, probe, warmup=True)
+        overhead = statistics.median(w - t for w, t in zip(ref.windows_ms, ref.times_ms))
+        estimates = [statistics.median(ref.times_ms)]
+        if COMPILED in sides:
+            estimates.append(statistics.median(self._time(COMPILED, probe, warmup=True).times_ms))
+        cand = self._time(CANDIDATE, probe, warmup=True)
+        estimates.append(statistics.median(cand.windows_ms) - overhead)
+        lo, hi = (10, 1000) if self.on_cuda else (5, 50)
+        return int(min(hi, max(lo, self.budget_s * 1e3 / max(max(estimates), 1e-3))))
+
+    # -- one block ----------------------------------------------------------------------------
+
+    def _time(self, side: str, calls: list, warmup: bool = False, census_at: int = -1, checksum_seed: int = 0,
+              keep: int = 0) -> Block:  # fmt: skip
+        message = {"op": "time", "calls": len(calls), "checksum_seed": checksum_seed,
+                   "keep_last": 0 if warmup else keep, "which": side}  # fmt: skip
+        cand = self.sides.cand
+        if side == CANDIDATE:
+            cpu_before = cand.cpu_time()
+            block = self._exchange(side, message, calls, census_at)
+            block.cpu_s = cand.cpu_time() - cpu_before
+            self._check_candidate_reply(block.reply)
+            return block
+        paused = cand.pause()
+        try:
+            if self.on_cuda:
+                self._wait_quiet()
+            block = self._exchange(side, message, calls, census_at)
+        finally:
+            used = cand.resume(paused)
+        if used > QUIET_CPU_S:
+            raise Stop(
+                REJECTED,
+                f"the candidate's processes used {used * 1e3:.0f} ms of CPU while the reference was timed, "
+                "though they were stopped: work outside its own calls is not allowed",
+                stage="benchmark",
+            )
+        return block
+
+    def _exchange(self, side: str, message: dict, calls: list, census_at: int) -> Block:
+        """The host's side of timing.time_calls: its word starts each call, the checksum ends it."""
+        sides, stage = self.sides, "benchmark"
+        times, windows, checksums = [], [], []
+        block_start = time.perf_counter()
+        sides.send_step(side, message, stage)
+        for i, call in enumerate(calls):
+            if sides.read_step(side, stage).get("ready") != i:
+                raise Malformed(stage, f"a step out of order before call {i + 1}")
+            start = time.perf_counter()
+            sides.send_step(side, {"go": i, "call": call, "census": i == census_at}, stage)
+            done = sides.read_step(side, stage)
+            windows.append((time.perf_counter() - start) * 1e3)
+            ms, checksum = done.get("ms"), done.get("checksum")
+            if done.get("done") != i or not _number(ms) or ms < 0 or not isinstance(checksum, list):
+                raise Malformed(stage, f"a malformed report of call {i + 1}")
+            times.append(float(ms))
+            checksums.append(checksum)
+        reply = sides.receive_step_reply(side, stage)
+        wall = (time.perf_counter() - block_start) * 1e3
+        return Block(side, times, windows, checksums, census_at, reply, wall)
+
+    def _wait_quiet(self) -> None:
+        quiet = self.sides.ask_ref({"op": "quiet", "timeout": 2.0})
+        self.quiet_waits_ms.append(float(quiet.get("waited_ms", 0.0)))
+        if not quiet.get("quiet"):
+            raise Stop(
+                REJECTED,
+                "GPU work of the candidate's process was still running 2 s after it was stopped, when the "
+                f"reference was to be timed (a GPU round trip took {quiet.get('round_trip_us')} us)",
+                stage="benchmark",
+            )
+
+    def _check_candidate_reply(self, reply: dict) -> None:
+        expect(reply, "benchmark", ops=dict, patched=list)
+        if reply["patched"]:
+            raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}",
+                       stage="benchmark")  # fmt: skip
+        if reply.get("threads_started", 0) != 0:
+            raise Stop(REJECTED, "a thread was left running during timing", stage="benchmark")
+        if reply.get("compiled_graphs"):
+            raise Stop(REJECTED, compiled_reason(reply["compiled_graphs"]), stage="benchmark")
+
+    def _check_block(self, ref: Block, cand: Block) -> None:
+        """Every output the candidate produced while timed, and the operators of the census call."""
+        rel_norm = compare.Tolerance.for_output(self.expected_dtype, self.tolerance).rel_norm
+        for i, (want, got) in enumerate(zip(ref.checksums, cand.checksums)):
+            problem = compare.compare_checksums(want, got, rel_norm)
+            if problem:
+                raise Stop(INCORRECT, f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)",
+                           stage="benchmark")  # fmt: skip
+        expected = protocol.load_tensors(self.sides.ask_ref({"op": "kept"})["payload"])
+        limit = outputs_limit([e for e in expected if isinstance(e, torch.Tensor)])
+        actual = self.sides.candidate_tensors(
+            self.sides.ask_cand({"op": "kept"}, "benchmark", limit), limit, "benchmark"
+        )
+        if len(actual) != len(expected):
+            raise Malformed("benchmark", "the wrong number of timed outputs")
+        for want, got in zip(expected, actual):
+            ok, reason, _ = compare.compare_outputs(want, got, self.tolerance)
+            if not ok:
+                raise Stop(INCORRECT, f"an output produced while timed is wrong: {reason}", stage="benchmark")
+        key = str(cand.census_at)
+        ref_ops, cand_ops = ref.reply.get("ops", {}).get(key), cand.reply["ops"].get(key)
+        if not isinstance(cand_ops, dict) or not all(isinstance(c, int) for c in cand_ops.values()):
+            raise Malformed("benchmark", "no operator census of the call the host picked")
+        self.reference_ops.update(ref_ops or {})
+        problem = op_census.judge(cand_ops, ref_ops or {}, self.reference_ops)
+        if problem:
+            raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
+
+    # -- the figures --------------------------------------------------------------------------
+
+    def _figures(self, timed: dict[str, list[Block]], n: int) -> dict:
+        """Each side's median per call; the candidate's calls first bounded by the host's clock."""
+        trusted = [b for side in (EAGER, COMPILED) for b in timed.get(side, [])]
+        overheads = sorted(w - t for b in trusted for w, t in zip(b.windows_ms, b.times_ms))
+        overhead = statistics.median(overheads)
+        p90 = overheads[int(0.9 * (len(overheads) - 1))]
+        allowance = 2 * (p90 - overhead) + (0.005 if self.on_cuda else 0.02)
+        calls: dict[str, list[float]] = {side: [] for side in timed}
+        per_block: dict[str, list[float]] = {side: [] for side in timed}
+        unexplained = []  # per candidate block: the typical call's time that the report does not explain
+        for side, blocks in timed.items():
+            for block in blocks:
+                values = block.times_ms
+                if side == CANDIDATE:
+                    seen = [w - overhead for w in block.windows_ms]  # what the host's clock leaves for each call
+                    unexplained.append(statistics.median(s - t for s, t in zip(seen, values)))
+                    values = [max(t, s - allowance) for t, s in zip(values, seen)]
+                kept = block.untouched(values)
+                calls[side] += kept
+                per_block[side].append(statistics.median(kept))
+        reported = [t for b in timed[CANDIDATE] for t in b.times_ms]
+        if statistics.median(reported) <= 1e-6:
+            raise Stop(
+                REJECTED,
+                f"the reported times are not physical (median {statistics.median(reported):g} ms per call)",
+                stage="benchmark",
+            )
+        self._check_host_clock(unexplained, allowance, statistics.median(reported))
+        self._check_threads(timed[CANDIDATE])
+        ratios = [e / c for e, c in zip(per_block[EAGER], per_block[CANDIDATE]) if c > 0]
+        return {
+            "ms": {side: statistics.median(c) for side, c in calls.items()},
+            "iqr_ms": {side: iqr(c) for side, c in calls.items()},
+            "calls_per_block": n,
+            "host_clock": {
+                "overhead_ms": overhead,
+                "allowance_ms": allowance,
+                "candidate_unexplained_ms": statistics.median(unexplained),
+            },  # fmt: skip
+            "candidate_reported_ms": statistics.median(reported),
+            "repeatability": {
+                "speedup_min": min(ratios, default=None),
+                "speedup_max": max(ratios, default=None),
+                "speedup_cv": statistics.pstdev(ratios) / statistics.fmean(ratios) if ratios else None,
+                "blocks": len(ratios),
+            },
+            "quiet_wait_ms": max(self.quiet_waits_ms, default=0.0),
+            "compile_reason": self.compile_reason,
+        }
+
+    def _check_host_clock(self, unexplained: list[float], allowance: float, reported: float) -> None:
+        """Reject when, in a typical block, the host saw the typical call take far longer than reported."""
+        typical = statistics.median(unexplained)
+        if typical > max(3 * allowance, 0.5 * reported):
+            raise Stop(
+                REJECTED,
+                f"the reported times do not add up: the host's clock saw the typical call take {typical:.3f} ms "
+                f"more than the candidate's {reported:.3f} ms explain, beyond the {allowance:.3f} ms the "
+                "reference's calls vary by (patched clock or hidden work)",
+                stage="benchmark",
+            )
+
+    def _check_threads(self, blocks: list[Block]) -> None:
+        """On the CPU the candidate gets the reference's thread count; its CPU time, read from outside, shows it."""
+        if self.on_cuda or not self.threads:
+            return
+        rates = sorted(b.cpu_s / (b.wall_ms / 1e3) for b in blocks if b.wall_ms > 0)
+        typical = rates[len(rates) // 2]
+        if typical > self.threads + 0.5:
+            raise Stop(
+                REJECTED,
+                f"the candidate's processes used {typical:.1f} CPU cores while timed, but both sides get "
+                f"{self.threads} thread(s): it was not measured on equal terms",
+                stage="benchmark",
+            )
+
+
+def compiled_reason(graphs) -> str:
+    return (
+        f"torch.compile compiled {graphs} graph(s) in the candidate's process: the work must be the candidate's "
+        "own kernels, not PyTorch's compiler"
+    )
+
+
+def iqr(values: list) -> float | None:
+    if len(values) < 4:
+        return None
+    q = statistics.quantiles(values, n=4)
+    return q[2] - q[0]
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,0 +1,146 @@
+"""The candidate runner: imports untrusted code and runs ``ModelNew`` on the host's command.
+
+Everything it reports is the candidate's claim: the host checks outputs against
+the reference's, bounds the times with its own clock and stops this process
+while the reference is timed. The evidence gathered here (inputs unchanged,
+threads, launches of its own kernels, the operators PyTorch ran, timing
+primitives untouched) is a speed bump the static check backs up, never the
+verdict on its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import torch
+
+from forge_sandbox import census, op_census, protocol, static_check, taskfile, timing
+from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, to_device
+
+_perf_counter = time.perf_counter  # bound before the candidate is imported
+
+
+def import_candidate(path: str):
+    """Import the candidate (this is where load_inline compiles) with the census hooks in place.
+
+    The profiled run (profile_target.py) imports it the same way, so that the same compile flags
+    hit the same build cache. Returns the module and the launch counter."""
+    with open(path) as f:
+        source = f.read()
+    counter = census.install(static_check.check_source(source).backends)
+    module = taskfile.load_module(path, "candidate")
+    if not callable(getattr(module, "ModelNew", None)):
+        raise LookupError("the candidate defines no ModelNew class")
+    return module, counter
+
+
+def build_model(module, init_inputs: list, init_seed: int, device: torch.device):
+    """``ModelNew`` from the reference's constructor arguments, its parameters drawn from ``init_seed``."""
+    torch.manual_seed(init_seed)
+    model = module.ModelNew(*to_device(init_inputs, device))
+    return model.to(device) if isinstance(model, torch.nn.Module) else model
+
+
+def _bytes_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise equality (NaN-safe), for the inputs-unchanged check."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
+class CandidateRunner:
+    def __init__(self, workdir: str, device: str, files: str) -> None:
+        self.workdir = workdir
+        self.device = torch.device(device)
+        self.harness = ModelHarness(self.device)
+        self.files = files  # what isolation.settle achieved, for the host's probe
+        self.module = None
+        self.counter = census.LaunchCounter()
+        self.payload = b""  # raw bytes to send after the next reply
+        self.channel = None  # runner.Channel, set by serve: the steps inside a timed block
+
+    def cmd_hello(self, msg: dict) -> dict:
+        """Before any candidate code: how its files are restricted, and whether CUDA works here."""
+        return {"files": self.files, "cuda": self._cuda_works() if self.device.type == "cuda" else None}
+
+    @staticmethod
+    def _cuda_works() -> bool:
+        try:
+            torch.zeros(1, device="cuda").add_(1)
+            torch.cuda.synchronize()
+            return True
+        except Exception:
+            return False
+
+    def cmd_load(self, msg: dict) -> dict:
+        self.module, self.counter = import_candidate(msg["candidate"])
+        return self._evidence()
+
+    def cmd_setup(self, msg: dict) -> dict:
+        """``ModelNew`` for one configuration, and the trials the reference accepted (``kept``)."""
+        init_inputs = protocol.load_tensors(msg["init_inputs"])
+        trials = protocol.load_tensors(msg["verify_inputs"])
+        plan = msg["variants"]
+        kept = msg["kept"]
+        pool = protocol.load_tensors(msg["pool_inputs"])
+        self.harness.load_inputs([trials[i] for i in kept], [plan[i] for i in kept], pool)
+        self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
+        return {}
+
+    def cmd_forward(self, msg: dict) -> dict:
+        """Every verification trial once: the outputs (on the pipe) and what was seen meanwhile."""
+        h = self.harness
+        outputs, trials, ops = [], [], {}
+        for i, inputs in enumerate(h.trials):
+            before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            threads = threading.active_count()
+            launches = self.counter.count
+            out, counts = h.forward(h.model, inputs, census=True)
+            trial = {
+                "threads_started": threading.active_count() - threads,
+                "launches": self.counter.count - launches,
+                "output_type": f"{type(out).__module__}.{type(out).__qualname__}",
+                "exact_tensor": type(out) is torch.Tensor,
+                "inputs_changed": [
+                    k
+                    for k, (a, b) in enumerate(zip(before, inputs))
+                    if isinstance(a, torch.Tensor) and not _bytes_equal(a, b)
+                ],
+            }
+            if type(out) is torch.Tensor:
+                trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
+                outputs.append(cpu(out).clone())
+            else:
+                outputs.append(None)
+            trials.append(trial)
+            ops[str(i)] = counts
+        self.payload = protocol.tensors_to_bytes(outputs)
+        return {"trials": trials, "ops": ops, "split": self._split(), **self._evidence()}
+
+    def _split(self) -> dict:
+        """The host-clock time of one forward pass (outside the census) and of its own launches in it."""
+        launches, own = self.counter.count, self.counter.seconds
+        start = _perf_counter()
+        self.harness.forward(self.harness.model, self.harness.trials[0], census=False)
+        return {"forward_ms": (_perf_counter() - start) * 1e3, "own_ms": (self.counter.seconds - own) * 1e3,
+                "launches": self.counter.count - launches}  # fmt: skip
+
+    def cmd_time(self, msg: dict) -> dict:
+        threads = threading.active_count()
+        reply = self.harness.time_block(self.harness.model, msg, self.channel)
+        return {**reply, "threads_started": threading.active_count() - threads, **self._evidence()}
+
+    def cmd_kept(self, msg: dict) -> dict:
+        self.payload = protocol.tensors_to_bytes(self.harness.kept)
+        return {}
+
+    def cmd_kernels(self, msg: dict) -> dict:
+        """The device kernels one forward pass launches, with their times, from torch.profiler (CUDA)."""
+        return {"kernels": profile_kernels(self.harness.model, self.harness.trials[0], self.device)}
+
+    def _evidence(self) -> dict:
+        """Timing primitives replaced since import, and graphs torch.compile compiled."""
+        bound, live = timing.bound_primitives(), timing.live_primitives()
+        patched = [name for name in bound if live[name] is not bound[name]]
+        return {"patched": patched, "compiled_graphs": op_census.compiled_graphs()}

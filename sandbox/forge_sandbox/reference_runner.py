@@ -1,0 +1,254 @@
+"""The reference runner: trusted code only (the task), in a process of its own.
+
+It describes and lints tasks, builds the reference ``Model`` under the host's
+seed, makes every input from the host's seeds (saved as files for the
+candidate's runner), computes the expected outputs (sent on the pipe only: they
+never touch the file system, where a candidate could look for them), records
+the operators the reference dispatches, compiles the reference with
+torch.compile for the second baseline, and times both with the same function
+the candidate is timed with.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+from forge_sandbox import compare, device_facts, protocol, taskfile, variants
+from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, sync, to_device
+
+
+class ReferenceRunner:
+    def __init__(self, workdir: str, device: str) -> None:
+        self.workdir = workdir
+        self.device = torch.device(device)
+        self.harness = ModelHarness(self.device)
+        self.task = None
+        self.task_path = ""
+        self.compiled = None  # torch.compile of the reference, once asked for
+        self.payload = b""  # raw bytes to send after the next reply
+        self.channel = None  # runner.Channel, set by serve: the steps inside a timed block
+        self.probe_us: float | None = None  # a tiny GPU round trip on an idle GPU (cmd_quiet)
+        self.probe_tensor: torch.Tensor | None = None
+
+    def path(self, name: str) -> str:
+        return f"{self.workdir}/{name}"
+
+    # -- the device and the task --------------------------------------------------------------
+
+    def cmd_hello(self, msg: dict) -> dict:
+        env = {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "device": str(self.device),
+            "cpu_threads": torch.get_num_threads(),
+        }
+        env.update(device_facts.cuda_facts(self.device) if self.device.type == "cuda" else device_facts.cpu_facts())
+        try:
+            import triton
+
+            env["triton"] = triton.__version__
+        except Exception:
+            env["triton"] = None
+        env["triton_interpret"] = os.environ.get("TRITON_INTERPRET") == "1"
+        if self.device.type == "cuda" and msg.get("calibrate"):
+            self.probe_us = min(self._gpu_round_trip_us() for _ in range(20))
+        return {"environment": env}
+
+    def cmd_describe(self, msg: dict) -> dict:
+        """How many input configurations the task has at this size, and its declarations."""
+        module = taskfile.load_task(msg["task"], source=msg.get("task_source"))
+        configs = taskfile.configurations(module, msg["size"])
+        tolerance = getattr(module, "TOLERANCE", None)
+        if tolerance is not None and not isinstance(tolerance, dict):
+            raise taskfile.TaskError(f"{msg['task']}: TOLERANCE must be a dict with atol, rtol, rel_norm")
+        return {"configs": len(configs), "tolerance": tolerance}
+
+    def cmd_inspect(self, msg: dict) -> dict:
+        """What a task is, for `forge tasks`; with ``lint``, whether its output is degenerate."""
+        path = msg["task"]
+        module = taskfile.load_task(path)
+        configs = taskfile.configurations(module, msg["size"])
+        task = taskfile.load_task(path, configs[0])
+        inputs = taskfile.call_task_function(task, "get_inputs", path)
+        info = {
+            "doc": ((module.__doc__ or "").strip().splitlines() or [""])[0],
+            "inputs": [_describe_value(x) for x in inputs],
+            "configs": len(configs),
+            "flops": taskfile.declared_number(task, "get_flops"),
+            "bytes": taskfile.declared_number(task, "get_bytes"),
+            "warnings": [],
+        }
+        if msg.get("lint"):
+            info["warnings"] = self._lint(task, path)
+        return info
+
+    def _lint(self, task, path: str) -> list[str]:
+        init_inputs = taskfile.call_task_function(task, "get_init_inputs", path)
+        torch.manual_seed(0)
+        self.task, self.task_path = task, path
+        model = task.Model(*to_device(init_inputs, self.device)).to(self.device)
+        with torch.no_grad():
+            outs = [model(*to_device(self._inputs_from_seed(seed), self.device)) for seed in (1, 2)]
+        if not all(type(o) is torch.Tensor for o in outs):
+            return ["Model.forward does not return a single torch.Tensor"]
+        warnings = []
+        a, b = (o.detach().double().cpu() for o in outs)
+        if a.shape == b.shape and torch.equal(a, b):
+            warnings.append("the output does not depend on the inputs (two seeds gave identical outputs)")
+        finite = a[torch.isfinite(a)]
+        if finite.numel() and float(finite.std() if finite.numel() > 1 else 0) <= 1e-6 * (
+            float(finite.abs().mean()) + 1e-12
+        ):
+            warnings.append("the output is nearly constant")
+        tol = compare.Tolerance.for_output(outs[0].dtype, getattr(task, "TOLERANCE", None))
+        if finite.numel():
+            rms = float((finite * finite).mean().sqrt())
+            near_zero = float((finite.abs() <= tol.atol * max(1.0, rms) + tol.rtol * finite.abs()).double().mean())
+            if near_zero > 0.99:
+                warnings.append(
+                    f"{near_zero:.0%} of the output is within tolerance of zero: all-zeros would pass elementwise"
+                )
+        return warnings
+
+    # -- one configuration ----------------------------------------------------------------------
+
+    def cmd_setup(self, msg: dict) -> dict:
+        """Build the reference model for one configuration; make and save every input.
+
+        ``variants`` names each verification trial's variant (variants.py): the distribution
+        variants change the values saved here, the layout variants are made on the device by
+        both runners."""
+        path = msg["task"]
+        probe = taskfile.load_task(path, source=msg.get("task_source"))
+        overrides = taskfile.configurations(probe, msg["size"])[msg["config"]]
+        self.task, self.task_path = taskfile.load_task(path, overrides, msg.get("task_source")), path
+        init_inputs = taskfile.call_task_function(self.task, "get_init_inputs", path)
+        torch.manual_seed(msg["init_seed"])
+        self.harness.model = self.task.Model(*to_device(init_inputs, self.device)).to(self.device)
+        self.compiled = None
+        plan = msg["variants"]
+        trials = [
+            [cpu(x) for x in variants.transform_values(self._inputs_from_seed(seed), variant)]
+            for seed, variant in zip(msg["trial_seeds"], plan)
+        ]
+        pool = [[cpu(x) for x in self._inputs_from_seed(seed)] for seed in msg["pool_seeds"]]
+        self.harness.load_inputs(trials, plan, pool)
+        protocol.save_tensors(self.path("init_inputs.pt"), init_inputs)
+        protocol.save_tensors(self.path("verify_inputs.pt"), trials)
+        protocol.save_tensors(self.path("pool_inputs.pt"), pool)
+        first = pool[0]
+        return {
+            "init_inputs": self.path("init_inputs.pt"),
+            "verify_inputs": self.path("verify_inputs.pt"),
+            "pool_inputs": self.path("pool_inputs.pt"),
+            "flops": taskfile.declared_number(self.task, "get_flops"),
+            "bytes": taskfile.declared_number(self.task, "get_bytes"),
+            "input_bytes": sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor)),
+            "overrides": {k: repr(v) for k, v in overrides.items()},
+        }
+
+    def _inputs_from_seed(self, seed: int) -> list:
+        torch.manual_seed(seed)
+        return taskfile.call_task_function(self.task, "get_inputs", self.task_path)
+
+    def cmd_forward(self, msg: dict) -> dict:
+        """The expected outputs (on the pipe) of every trial the reference accepts, and its operators.
+
+        A trial of the task's own inputs that raises is the task's fault; a variant that the
+        reference does not accept (variants.acceptable) is dropped, with the reason."""
+        h = self.harness
+        kept, dropped, outputs, ops = [], {}, [], {}
+        standard_nonfinite = 0
+        for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
+            try:
+                out, counts = h.forward(h.model, inputs, census=True)
+            except Exception as exc:
+                if variant == variants.STANDARD:
+                    raise
+                dropped[str(i)] = f"the reference raised {type(exc).__name__}"
+                continue
+            if variant == variants.STANDARD and isinstance(out, torch.Tensor) and out.is_floating_point():
+                standard_nonfinite = max(standard_nonfinite, int((~torch.isfinite(out)).sum()))
+            if not variants.acceptable(out, variant, standard_nonfinite):
+                dropped[str(i)] = "the reference's output is not finite"
+                continue
+            kept.append(i)
+            outputs.append(cpu(out).clone() if isinstance(out, torch.Tensor) else out)
+            ops[str(i)] = counts
+        self.payload = protocol.tensors_to_bytes(outputs)
+        return {"kept": kept, "dropped": dropped, "ops": ops}
+
+    # -- baselines and timing ---------------------------------------------------------------------
+
+    def cmd_compile(self, msg: dict) -> dict:
+        """torch.compile the reference and warm it up (the compile itself) on timing inputs, untimed."""
+        mode = msg.get("mode") or "default"
+        start = time.perf_counter()
+        try:
+            compiled = torch.compile(self.harness.model, mode=None if mode == "default" else mode)
+            with torch.no_grad():
+                for inputs in self.harness.pool[:2]:
+                    compiled(*inputs)
+            sync(self.device)
+        except Exception as exc:
+            return {"compiled": False, "reason": f"torch.compile failed: {type(exc).__name__}: {_first_line(exc)}"}
+        self.compiled = compiled
+        return {"compiled": True, "seconds": round(time.perf_counter() - start, 3)}
+
+    def cmd_time(self, msg: dict) -> dict:
+        """One timed block of the eager reference or (``which: compiled``) the compiled one."""
+        model = self.compiled if msg.get("which") == "compiled" else self.harness.model
+        if model is None:
+            raise RuntimeError("the compiled reference was not built")
+        return self.harness.time_block(model, msg, self.channel)
+
+    def cmd_kept(self, msg: dict) -> dict:
+        self.payload = protocol.tensors_to_bytes(self.harness.kept)
+        return {}
+
+    def cmd_quiet(self, msg: dict) -> dict:
+        """Wait until no other process's work is on the GPU (CUDA), so the reference is timed alone.
+
+        A tiny GPU round trip takes microseconds on an idle GPU; while another process's kernel
+        runs, ours waits for a time slice. Returns whether the GPU became quiet in time."""
+        if self.device.type != "cuda" or self.probe_us is None:
+            return {"quiet": True, "waited_ms": 0.0}
+        limit_us = max(3 * self.probe_us, self.probe_us + 50)
+        start = time.perf_counter()
+        deadline = start + float(msg.get("timeout", 2.0))
+        while True:
+            latency = statistics.median(self._gpu_round_trip_us() for _ in range(5))
+            waited = (time.perf_counter() - start) * 1e3
+            if latency <= limit_us:
+                return {"quiet": True, "waited_ms": round(waited, 3)}
+            if time.perf_counter() > deadline:
+                return {"quiet": False, "waited_ms": round(waited, 3), "round_trip_us": round(latency, 1)}
+            time.sleep(0.001)
+
+    def _gpu_round_trip_us(self) -> float:
+        if self.probe_tensor is None:
+            self.probe_tensor = torch.zeros(1, device=self.device)
+        start = time.perf_counter()
+        self.probe_tensor.add_(1)
+        torch.cuda.synchronize()
+        return (time.perf_counter() - start) * 1e6
+
+    def cmd_kernels(self, msg: dict) -> dict:
+        """The GPU kernels one forward pass of the reference launches (CUDA profiler)."""
+        return {"kernels": profile_kernels(self.harness.model, self.harness.trials[0], self.device)}
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:300]
+
+
+def _describe_value(x) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"{str(x.dtype).replace('torch.', '')}[{', '.join(map(str, x.shape))}]"
+    return repr(x)[:40]

@@ -1,0 +1,305 @@
+"""The host's two runners, the trusted reference and the untrusted candidate, and how what goes wrong
+with either becomes a verdict.
+
+Everything the candidate's runner sends is untrusted data: a reply that is not
+what the host asked for ends the evaluation as ``rejected`` (:class:`Malformed`),
+its failures become the matching status, and its outputs are read from the pipe
+only up to the size of the reference's. A failure of the reference is the
+task's (``TaskError``) unless the candidate's process was running beside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from forge_sandbox import isolation, protocol
+from forge_sandbox.host import RunnerFailure, RunnerProcess
+from forge_sandbox.taskfile import TaskError
+from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
+
+# Room for torch.save's archive around the tensors' bytes, per output.
+ARCHIVE_OVERHEAD_BYTES = 64 * 1024
+
+
+class Malformed(Stop):
+    """The candidate's runner sent something the host did not ask for: rejected, with what it was."""
+
+    def __init__(self, stage: str, what: str) -> None:
+        super().__init__(REJECTED, f"the candidate's runner sent {what}", stage=stage)
+
+
+def expect(reply: dict, stage: str, **fields) -> dict:
+    """Check that a candidate's reply has these fields with these types (a type or a tuple of them)."""
+    for name, kind in fields.items():
+        value = reply.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool) and kind in (int, float, (int, float)):
+            raise Malformed(stage, f"a malformed reply ({name!r} is not {_kind_name(kind)})")
+    return reply
+
+
+def _kind_name(kind) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def outputs_limit(expected: list) -> int:
+    """The most bytes a candidate's outputs for these expected ones may take on the pipe: room for
+    twice each output's size (a wider dtype is an ``incorrect`` verdict, not a protocol breach)."""
+    return sum(2 * e.numel() * e.element_size() + ARCHIVE_OVERHEAD_BYTES for e in expected) + ARCHIVE_OVERHEAD_BYTES
+
+
+@dataclass
+class RunnerOptions:
+    device: str
+    timeout: float
+    isolate: bool
+    threads: int  # torch's CPU threads on both sides (0: torch's default)
+    extra_env: dict  # variables for the candidate's process beyond the kept ones (host.child_environment)
+
+
+class Sides:
+    """The reference runner and the candidate runner of one evaluation."""
+
+    def __init__(self, workdir: str, candidate_source: str, candidate_name: str, options: RunnerOptions) -> None:
+        self.workdir = workdir
+        self.opt = options
+        self.runners: list[RunnerProcess] = []
+        self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
+        # The runner loads this copy: exactly the source the host checked.
+        source_dir = os.path.join(workdir, "source")
+        os.makedirs(source_dir, exist_ok=True)
+        self.candidate_copy = os.path.join(source_dir, candidate_name)
+        with open(self.candidate_copy, "w") as f:
+            f.write(candidate_source)
+        key = hashlib.sha256(candidate_source.encode()).hexdigest()[:16]
+        self.caches = isolation.cache_environment(key)  # its compilers' caches, one set per source
+        self.ref = self._start_reference()
+        self.cand = self._start_candidate(options.isolate)
+
+    # -- starting ---------------------------------------------------------------------------
+
+    def _start_reference(self) -> RunnerProcess:
+        env = {**isolation.reference_cache_environment(), **self._thread_environment()}
+        return self._keep(RunnerProcess("reference", os.path.join(self.workdir, "reference"), self.opt.device,
+                                        env=env, extra_args=self._thread_args()))  # fmt: skip
+
+    def _start_candidate(self, isolate: bool) -> RunnerProcess:
+        own = os.path.join(self.workdir, "candidate")
+        prefix, args = [], []
+        if isolate:
+            prefix, self.no_isolation = isolation.isolation_prefix()
+            if prefix:
+                readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
+                args = ["--layout", json.dumps(isolation.layout(own, readable, self.caches))]
+        env = {**self.caches, **self._thread_environment(), **self.opt.extra_env}
+        runner = RunnerProcess("candidate", own, self.opt.device, env=env, prefix=prefix,
+                               extra_args=[*args, *self._thread_args()],
+                               log_path=os.path.join(self.workdir, "candidate.log"))  # fmt: skip
+        # What it writes where the host can see it (its caches, and its folder when not isolated) is
+        # bounded while it runs; what is left after the evaluation is tidied (isolation.tidy_caches).
+        watched = [v for k, v in self.caches.items() if k in isolation.CACHE_VARIABLES]
+        watched += [] if runner.isolated else [own]
+        runner.watch = lambda: _over_budget(watched)
+        return self._keep(runner)
+
+    def restart_candidate_without_isolation(self) -> None:
+        self.cand.close()
+        self.runners.remove(self.cand)
+        self.cand = self._start_candidate(isolate=False)
+
+    def _keep(self, runner: RunnerProcess) -> RunnerProcess:
+        self.runners.append(runner)
+        return runner
+
+    def _thread_args(self) -> list[str]:
+        return ["--threads", str(self.opt.threads)] if self.opt.threads else []
+
+    def _thread_environment(self) -> dict:
+        if not self.opt.threads:
+            return {}
+        n = str(self.opt.threads)
+        return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n}
+
+    def close(self) -> None:
+        for runner in self.runners:
+            runner.close()
+        isolation.tidy_caches(self.caches)
+
+    # -- talking ------------------------------------------------------------------------------
+
+    def ask_ref(self, message: dict) -> dict:
+        reply, _ = self.request_ref(message)
+        return reply
+
+    def request_ref(self, message: dict) -> tuple[dict, float]:
+        """A reference command, with the host's wall time for it; its failures are the task's."""
+        try:
+            reply, wall = self.ref.request(message, self.opt.timeout)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, "reference", "reference") from None
+        if not reply["ok"]:
+            if reply.get("kind") == "task":
+                raise TaskError(reply["error"])
+            raise TaskError(f"the task's reference raised {reply.get('error')} ({message.get('op')})")
+        return reply, wall
+
+    def ask_cand(self, message: dict, stage: str, payload_limit: int = 0) -> dict:
+        reply, _ = self.request_cand(message, stage, payload_limit)
+        return reply
+
+    def request_cand(self, message: dict, stage: str, payload_limit: int = 0) -> tuple[dict, float]:
+        try:
+            reply, wall = self.cand.request(message, self.opt.timeout, payload_limit)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, "candidate", stage) from None
+        if not reply["ok"]:
+            raise self.error_stop(reply, stage)
+        return reply, wall
+
+    def send_cand(self, message: dict, stage: str) -> None:
+        try:
+            self.cand.send(message)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, "candidate", stage) from None
+
+    def receive_cand(self, stage: str) -> dict:
+        try:
+            reply = self.cand.receive(self.opt.timeout)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, "candidate", stage) from None
+        if not reply["ok"]:
+            raise self.error_stop(reply, stage)
+        return reply
+
+    # -- the steps of a timed block ---------------------------------------------------------------
+
+    def runner(self, side: str) -> RunnerProcess:
+        return self.cand if side == "candidate" else self.ref
+
+    def send_step(self, side: str, message: dict, stage: str) -> None:
+        try:
+            self.runner(side).send(message)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, side, stage) from None
+
+    def read_step(self, side: str, stage: str) -> dict:
+        """The next step message of a timed block; a reply instead (the runner failed) ends it."""
+        try:
+            message = self.runner(side).read_message(self.opt.timeout)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, side, stage) from None
+        if "ok" in message:
+            if side != "candidate":
+                raise TaskError(f"the task's reference failed while timed: {message.get('error')}")
+            if not message["ok"]:
+                raise self.error_stop(message, stage)
+            raise Malformed(stage, "a reply in the middle of a timed block")
+        return message
+
+    def receive_step_reply(self, side: str, stage: str) -> dict:
+        """The reply that ends a timed block."""
+        if side == "candidate":
+            return self.receive_cand(stage)
+        try:
+            reply = self.ref.receive(self.opt.timeout)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, "reference", stage) from None
+        if not reply["ok"]:
+            raise TaskError(f"the task's reference failed while timed: {reply.get('error')}")
+        return reply
+
+    def candidate_tensors(self, reply: dict, limit: int, stage: str) -> list:
+        """The tensors that followed a candidate's reply, or the verdict's reason why not."""
+        data = reply.get("payload")
+        if not isinstance(data, bytes):
+            raise Malformed(stage, "no outputs")
+        try:
+            tensors = protocol.load_untrusted_tensors(data, limit)
+        except protocol.UnsafeArchive as exc:
+            raise Stop(INCORRECT, f"the outputs could not be read: {exc}", stage=stage) from None
+        except Exception as exc:
+            first = (str(exc).splitlines() or [""])[0][:200]
+            raise Stop(
+                INCORRECT, f"the outputs are not plain tensors (could not load them safely: {first})", stage=stage
+            ) from None
+        if not isinstance(tensors, list):
+            raise Malformed(stage, "outputs that are not a list")
+        return tensors
+
+    # -- failures as verdicts -------------------------------------------------------------------
+
+    def error_stop(self, reply: dict, stage: str) -> Stop:
+        """The candidate's own exception, as the matching status."""
+        kind = reply.get("kind")
+        log_tail = self.cand.log_tail()
+        if kind == "compile":
+            # With a verbose build the compiler's output is in the log, not in the exception.
+            compile_log = (str(reply.get("detail", "")) + "\n" + self.cand.log_tail(20_000)).strip()
+            summary = _compiler_error_line(compile_log) or reply.get("error")
+            return Stop(COMPILE_ERROR, f"compile failed: {summary}", stage=stage, log_tail=log_tail,
+                        compile_log=compile_log)  # fmt: skip
+        if kind == "oom":
+            return Stop(RUNTIME_ERROR, f"out of memory: {reply.get('error')}", stage=stage, log_tail=log_tail)
+        where = {"compile": "while loading", "verify": "while verifying", "benchmark": "while timed"}.get(stage, stage)
+        return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}", _traceback_hint(reply), stage=stage,
+                    log_tail=log_tail)  # fmt: skip
+
+    def runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> Stop:
+        if side == "reference":
+            # The candidate's process runs beside the reference's from the start and could
+            # signal or starve it; a task whose reference dies on its own shows up in
+            # `forge tasks --lint`, which runs no candidate.
+            return Stop(
+                CRASHED,
+                f"the reference process failed while the candidate's was running ({failure.message}); "
+                "if the task's reference crashes on its own, `forge tasks --lint` shows it",
+                stage=stage,
+            )
+        tail = failure.log_tail
+        if failure.kind == "timeout":
+            return Stop(
+                TIMEOUT, f"{stage}: {failure.message}; the process group was killed", stage=stage, log_tail=tail
+            )
+        if failure.kind == "oversized":
+            return Stop(INCORRECT, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
+        if failure.kind in ("protocol", "limit"):
+            return Stop(REJECTED, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
+        last = _last_line(tail)
+        return Stop(CRASHED, f"{stage}: {failure.message}", f"last output: {last}" if last else "", stage=stage,
+                    log_tail=tail)  # fmt: skip
+
+
+def _over_budget(folders: list[str]) -> str:
+    used = isolation.bytes_under(folders)
+    if used > isolation.WRITE_BUDGET_BYTES:
+        return (
+            f"it wrote {used / 2**20:.0f} MiB into its caches and folder, more than the "
+            f"{isolation.WRITE_BUDGET_BYTES / 2**20:.0f} MiB allowed; the process group was killed"
+        )
+    return ""
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _compiler_error_line(log: str) -> str:
+    """The compiler's first error line (gcc/nvcc `file:line:col: error: ...`), without the path."""
+    for line in log.splitlines():
+        if "error" in line.lower() and ("error:" in line or "error " in line) and not line.startswith(("FAILED", "[")):
+            return re.sub(r"^\S*/", "", line.strip())[:300]
+    return ""
+
+
+def _traceback_hint(reply: dict) -> str:
+    lines = [
+        line.strip()
+        for line in str(reply.get("traceback", "")).splitlines()
+        if line.strip().startswith("File ") and "forge_sandbox" not in line
+    ]
+    return f"at {lines[-1]}" if lines else ""

@@ -1,0 +1,94 @@
+"""Verification inputs as in real use: other memory layouts and other value distributions.
+
+A kernel that is correct only on what a task's ``get_inputs`` happens to make
+(contiguous, standard-normal tensors) fails in a real model: a strided view,
+activations of larger magnitude, a softmax without max subtraction. So besides
+the task's own inputs, the base shape is verified on:
+
+* layouts (same shapes, same values, other strides), made on the device by
+  both runners alike: ``transposed`` (the last two dimensions stored the other
+  way round) and ``strided`` (every other element of a buffer twice as wide,
+  at an offset);
+* distributions (the task's own values transformed, every floating-point input
+  alike): ``large`` (x 100), ``small`` (x 0.001), ``offset`` (shifted by four
+  times its own RMS) and ``positive`` (absolute values).
+
+A variant the reference does not accept (it raises, or its output is not
+finite where the task's own inputs gave finite outputs) is dropped, since the
+candidate is held to what the reference does, not to more.
+"""
+
+from __future__ import annotations
+
+import torch
+
+STANDARD = "standard"
+LAYOUTS = ("transposed", "strided")
+DISTRIBUTIONS = ("large", "small", "offset", "positive")
+
+DESCRIPTIONS = {
+    STANDARD: "the task's own inputs",
+    "transposed": "inputs stored transposed (non-contiguous)",
+    "strided": "inputs as strided views at an offset (non-contiguous)",
+    "large": "inputs x 100",
+    "small": "inputs x 0.001",
+    "offset": "inputs shifted by 4x their RMS",
+    "positive": "absolute values of the inputs",
+}
+
+
+def trial_plan(standard: int, with_variants: bool) -> list[str]:
+    """The variant of each verification trial: ``standard`` of the task's own inputs, then the others."""
+    return [STANDARD] * standard + (list(LAYOUTS) + list(DISTRIBUTIONS) if with_variants else [])
+
+
+def transform_values(inputs: list, variant: str) -> list:
+    """The distribution variants (done once, by the reference runner, before the inputs are saved)."""
+    if variant not in DISTRIBUTIONS:
+        return inputs
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
+            if variant == "large":
+                x = x * 100
+            elif variant == "small":
+                x = x * 1e-3
+            elif variant == "offset":
+                rms = float(x.double().pow(2).mean().sqrt())
+                x = x + 4 * (rms or 1.0)
+            else:
+                x = x.abs()
+        out.append(x)
+    return out
+
+
+def apply_layout(inputs: list, variant: str) -> list:
+    """The layout variants, made on the device (saving or moving a tensor may make it contiguous)."""
+    if variant not in LAYOUTS:
+        return inputs
+    return [_relayout(x, variant) if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in inputs]
+
+
+def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
+    if variant == "transposed":
+        if x.dim() < 2:
+            return _relayout(x, "strided")
+        return x.transpose(-1, -2).contiguous().transpose(-1, -2)
+    wide = list(x.shape) or [1]
+    wide[-1] = 2 * wide[-1]
+    buffer = torch.zeros(wide, dtype=x.dtype, device=x.device)
+    view = buffer[..., 1::2]
+    view.copy_(x)
+    return view
+
+
+def acceptable(output, variant: str, standard_nonfinite: int) -> bool:
+    """Whether the reference's output on a variant holds the candidate to anything (see the module doc)."""
+    if variant == STANDARD:
+        return True
+    if not isinstance(output, torch.Tensor):
+        return False
+    if output.is_floating_point() or output.is_complex():
+        nonfinite = int((~torch.isfinite(output)).sum())
+        return nonfinite == 0 or standard_nonfinite > 0
+    return True

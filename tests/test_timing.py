@@ -1,0 +1,148 @@
+"""No clock inside the candidate's process decides, one side is quiet while the other is timed, and an honest
+kernel is not rejected for noise."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CANDIDATES, cpu_eval
+from forge_sandbox.benchmark import CANDIDATE, EAGER, Benchmark, Block
+from forge_sandbox.host import RunnerProcess
+from forge_sandbox.verdict import Stop
+
+
+def _bench(**overrides) -> Benchmark:
+    options = dict(on_cuda=False, blocks=5, budget_s=0.1, pool=3, threads=0, expected_dtype=None, tolerance=None,
+                   compile_mode=None, reference_ops=set())  # fmt: skip
+    return Benchmark(None, **{**options, **overrides})
+
+
+def _blocks(side: str, true_ms: float, report, rng: random.Random, n: int = 40) -> list[Block]:
+    """Blocks whose calls really take ``true_ms`` (the host's window adds 0.3 ms and some jitter) and are
+    reported as ``report(true_ms)``."""
+    out = []
+    for _ in range(5):
+        real = [true_ms * rng.uniform(0.98, 1.02) for _ in range(n)]
+        windows = [t + 0.3 + rng.uniform(0, 0.02) for t in real]
+        out.append(Block(side, [report(t) for t in real], windows, [], -1, {}, sum(windows)))
+    return out
+
+
+@pytest.mark.parametrize("share", [1.0, 0.97, 0.8])
+def test_a_patched_clock_moves_the_figure_by_no_more_than_the_noise(share):
+    rng = random.Random(1)
+    timed = {EAGER: _blocks(EAGER, 1.0, lambda t: t, rng), CANDIDATE: _blocks(CANDIDATE, 2.0, lambda t: share * t, rng)}
+    figures = _bench()._figures(timed, 40)
+    allowance = figures["host_clock"]["allowance_ms"]
+    assert allowance < 0.1
+    # whatever share of its time the candidate reports, its figure stays within the noise of the truth
+    assert 2.0 - allowance - 0.05 <= figures["ms"][CANDIDATE] <= 2.05, figures
+
+
+@pytest.mark.parametrize("share", [0.05, 0.3, 0.6])
+def test_a_clock_that_hides_most_of_the_work_is_rejected(share):
+    rng = random.Random(2)
+    timed = {EAGER: _blocks(EAGER, 1.0, lambda t: t, rng), CANDIDATE: _blocks(CANDIDATE, 2.0, lambda t: share * t, rng)}
+    with pytest.raises(Stop) as stop:
+        _bench()._figures(timed, 40)
+    assert "do not add up" in stop.value.reasons[0]
+
+
+def test_time_moved_between_calls_gains_nothing():
+    rng = random.Random(3)
+    timed = {EAGER: _blocks(EAGER, 1.0, lambda t: t, rng), CANDIDATE: _blocks(CANDIDATE, 2.0, lambda t: t, rng)}
+    for block in timed[CANDIDATE]:  # the same total, piled onto the last call
+        total = sum(block.times_ms)
+        block.times_ms = [1e-3] * (len(block.times_ms) - 1) + [total]
+    try:
+        figures = _bench()._figures(timed, 40)
+    except Stop as stop:
+        assert "do not add up" in stop.reasons[0]
+    else:
+        assert figures["ms"][CANDIDATE] > 1.9, figures
+
+
+def test_more_cpu_than_the_threads_allow_is_rejected():
+    rng = random.Random(4)
+    timed = {EAGER: _blocks(EAGER, 1.0, lambda t: t, rng), CANDIDATE: _blocks(CANDIDATE, 2.0, lambda t: t, rng)}
+    for block in timed[CANDIDATE]:
+        block.cpu_s = 3.0 * block.wall_ms / 1e3  # three cores busy
+    with pytest.raises(Stop) as stop:
+        _bench(threads=1)._figures(timed, 40)
+    assert "CPU cores" in stop.value.reasons[0]
+
+
+def test_every_process_of_a_paused_runner_is_stopped(tmp_path):
+    # The candidate's runner loads a candidate whose child process busies a core forever.
+    runner = RunnerProcess("candidate", str(tmp_path / "candidate"), "cpu")
+    try:
+        reply, _ = runner.request({"op": "load", "candidate": str(CANDIDATES / "cheat_busy_child.py")}, 120)
+        assert reply["ok"], reply
+        assert len(runner.processes()) >= 2  # the runner and its busy child
+        before = runner.cpu_time()
+        time.sleep(0.5)
+        assert runner.cpu_time() - before > 0.2  # running, the child uses CPU
+        paused = runner.pause()
+        time.sleep(0.5)
+        assert runner.resume(paused) < 0.02  # stopped, nothing does
+        before = runner.cpu_time()
+        time.sleep(0.5)
+        assert runner.cpu_time() - before > 0.2  # and it goes on after
+    finally:
+        runner.close()
+
+
+def test_an_honest_kernel_on_a_loaded_machine_passes_and_says_how_repeatable_it_is():
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        verdicts = [cpu_eval("honest_triton") for _ in range(3)]
+    finally:
+        for hog in hogs:
+            hog.kill()
+    for verdict in verdicts:
+        assert verdict.status == "passed", verdict.reasons
+        repeatability = verdict.timing["repeatability"]
+        assert repeatability["blocks"] == 5 and repeatability["speedup_min"] <= verdict.speedup
+        assert verdict.speedup <= repeatability["speedup_max"]
+        assert verdict.timing["threads"] == 1  # both sides on one thread
+
+
+# ---- what only a GPU can show -------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_gpu_work_left_running_is_waited_out_before_the_reference_is_timed():
+    from conftest import gpu_eval
+
+    # A short spin is waited out (and the wait reported); one that outlasts the wait is rejected.
+    short = gpu_eval("cheat_gpu_busy_after_block", static_checks=False,
+                     extra_env={"FORGE_TEST_SPIN_ITERATIONS": "2000000"})  # fmt: skip
+    assert short.status == "passed", short.reasons
+    assert short.timing["quiet_wait_ms"] > 0
+    long = gpu_eval("cheat_gpu_busy_after_block", static_checks=False)
+    assert long.status == "rejected" and "still running" in long.reasons[0], long.reasons
+
+
+@pytest.mark.gpu
+def test_gpu_torch_compile_behind_a_token_kernel_is_rejected():
+    from conftest import gpu_eval
+
+    verdict = gpu_eval("cheat_torch_compile", static_checks=False)
+    assert verdict.status == "rejected", verdict.reasons
+    assert "torch.compile" in verdict.reasons[0] or "PyTorch ran every operator" in verdict.reasons[0]
+
+
+@pytest.mark.gpu
+def test_gpu_verdict_reports_the_split_and_both_baselines():
+    from conftest import gpu_eval
+
+    verdict = gpu_eval("honest_triton")
+    assert verdict.status == "passed", verdict.reasons
+    assert verdict.own_share is not None and verdict.own_share > 0.5
+    assert verdict.baselines["compile"]["ms"] and verdict.speedup_vs_compile
