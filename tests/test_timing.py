@@ -108,8 +108,9 @@ def test_an_honest_kernel_on_a_loaded_machine_passes_and_says_how_repeatable_it_
     for verdict in verdicts:
         assert verdict.status == "passed", verdict.reasons
         repeatability = verdict.timing["repeatability"]
-        assert repeatability["blocks"] == 5 and repeatability["speedup_min"] <= verdict.speedup
-        assert verdict.speedup <= repeatability["speedup_max"]
+        assert repeatability["blocks"] == verdict.timing["blocks"]
+        low, high = repeatability["speedup_min"], repeatability["speedup_max"]
+        assert 0 < low <= high and low / 1.5 <= verdict.speedup <= high * 1.5, (repeatability, verdict.speedup)
         assert verdict.timing["threads"] == 1  # both sides on one thread
 
 

@@ -208,6 +208,7 @@ class RunnerProcess:
                     pass
                 stopped.add(pid)
         self.paused = stopped
+        _wait_stopped(stopped)  # a signal is delivered asynchronously: read the CPU time once all stand still
         return self.cpu_time()
 
     def cpu_time(self) -> float:
@@ -409,6 +410,22 @@ def runner_processes(leader: int, token: str) -> list[int]:
                 continue
     found.update(_token_holders(token))
     return sorted(found)
+
+
+def _wait_stopped(pids: set[int], timeout: float = 1.0) -> None:
+    """Until every one of ``pids`` is stopped (state T), has exited, or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    waiting = set(pids)
+    while waiting and time.monotonic() < deadline:
+        for pid in list(waiting):
+            try:
+                state = _stat_fields(pid)[0]
+            except (OSError, IndexError):
+                state = "X"
+            if state in ("T", "t", "X", "Z"):
+                waiting.discard(pid)
+        if waiting:
+            time.sleep(0.0005)
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
