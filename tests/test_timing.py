@@ -13,7 +13,7 @@ import pytest
 
 from conftest import CANDIDATES, cpu_eval
 from forge_sandbox.benchmark import CANDIDATE, EAGER, Benchmark, Block
-from forge_sandbox.host import RunnerProcess
+from forge_sandbox.host import RunnerProcess, ThreadTimes
 from forge_sandbox.verdict import Stop
 
 
@@ -72,10 +72,46 @@ def test_more_cpu_than_the_threads_allow_is_rejected():
     rng = random.Random(4)
     timed = {EAGER: _blocks(EAGER, 1.0, lambda t: t, rng), CANDIDATE: _blocks(CANDIDATE, 2.0, lambda t: t, rng)}
     for block in timed[CANDIDATE]:
-        block.cpu_s = 3.0 * block.wall_ms / 1e3  # three cores busy
+        block.cpu_s, block.busiest_thread_s = 3.0 * block.wall_ms / 1e3, block.wall_ms / 1e3  # three cores busy
     with pytest.raises(Stop) as stop:
         _bench(threads=1)._figures(timed, 40)
     assert "CPU cores" in stop.value.reasons[0]
+
+
+@pytest.mark.parametrize("share", [1.0, 0.3])  # the cores to itself, or 30% of them (a loaded machine)
+def test_two_busy_threads_are_two_cores_however_loaded_the_machine(share):
+    rng = random.Random(5)
+    timed = {EAGER: _blocks(EAGER, 1.0, lambda t: t, rng), CANDIDATE: _blocks(CANDIDATE, 2.0, lambda t: t, rng)}
+    for block in timed[CANDIDATE]:
+        block.cpu_s, block.busiest_thread_s = 2 * share * block.wall_ms / 1e3, share * block.wall_ms / 1e3
+    with pytest.raises(Stop) as stop:
+        _bench(threads=1)._figures(timed, 40)
+    assert "2.0 CPU cores" in stop.value.reasons[0]
+    for block in timed[CANDIDATE]:  # one busy thread and a little besides: equal terms
+        block.cpu_s = 1.1 * block.busiest_thread_s
+    _bench(threads=1)._figures(timed, 40)
+
+
+def test_thread_times_count_every_process_and_the_busiest_thread():
+    # Two busy processes, and a third outside them loading the machine.
+    busy = "import os, time\nos.fork()\nend = time.time() + 5\nwhile time.time() < end: pass"
+    outside = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 5\nwhile time.time() < end: pass"]
+    )
+    pair = subprocess.Popen([sys.executable, "-c", busy], start_new_session=True)
+    try:
+        time.sleep(0.5)
+        pids = [pair.pid, *(int(p) for p in open(f"/proc/{pair.pid}/task/{pair.pid}/children").read().split())]
+        assert len(pids) == 2
+        before = ThreadTimes.read(pids)
+        time.sleep(1.0)
+        total, busiest = ThreadTimes.read(pids).since(before)
+        assert 0.2 < busiest <= 1.05 and 1.6 < total / busiest < 2.3, (total, busiest)
+    finally:
+        outside.kill()
+        os.killpg(pair.pid, 9)  # the pair and its forked child
+        outside.wait()
+        pair.wait()
 
 
 def test_every_process_of_a_paused_runner_is_stopped(tmp_path):

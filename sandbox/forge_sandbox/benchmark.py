@@ -58,6 +58,7 @@ class Block:
     reply: dict  # the runner's reply that ended the block
     wall_ms: float  # the whole block, on the host's clock
     cpu_s: float = 0.0  # the candidate's CPU time during the block (its processes, read from /proc)
+    busiest_thread_s: float = 0.0  # the CPU time of its busiest thread meanwhile
 
     def untouched(self, values: list[float]) -> list[float]:
         """``values`` of the calls that ran outside the operator census."""
@@ -154,9 +155,9 @@ class Benchmark:
                    "keep_last": 0 if warmup else keep, "which": side}  # fmt: skip
         cand = self.sides.cand
         if side == CANDIDATE:
-            cpu_before = cand.cpu_time()
+            before = cand.thread_times()
             block = self._exchange(side, message, calls, census_at)
-            block.cpu_s = cand.cpu_time() - cpu_before
+            block.cpu_s, block.busiest_thread_s = cand.thread_times().since(before)
             self._check_candidate_reply(block.reply)
             return block
         paused = cand.pause()
@@ -314,7 +315,9 @@ class Benchmark:
         """On the CPU the candidate gets the reference's thread count; its CPU time, read from outside, shows it."""
         if self.on_cuda or not self.threads:
             return
-        rates = sorted(b.cpu_s / (b.wall_ms / 1e3) for b in blocks if b.wall_ms > 0)
+        # Cores kept busy at once: all its CPU time over its busiest thread's. Unlike CPU time over
+        # wall time, this does not shrink when other work on the machine takes a share of the cores.
+        rates = sorted(b.cpu_s / max(b.busiest_thread_s, 0.1 * b.wall_ms / 1e3) for b in blocks if b.wall_ms > 0)
         typical = rates[len(rates) // 2]
         if typical > self.threads + 0.5:
             raise Stop(

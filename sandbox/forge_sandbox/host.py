@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 
 import forge_sandbox
 from forge_sandbox import protocol
@@ -214,6 +215,10 @@ class RunnerProcess:
     def cpu_time(self) -> float:
         """CPU seconds used so far by every process of the runner, read from outside it."""
         return cpu_seconds(self.processes())
+
+    def thread_times(self) -> ThreadTimes:
+        """CPU time so far of every thread of every process of the runner, read from outside it."""
+        return ThreadTimes.read(self.processes())
 
     def resume(self, cpu_before: float) -> float:
         """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""
@@ -429,6 +434,57 @@ def _wait_stopped(pids: set[int], timeout: float = 1.0) -> None:
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class ThreadTimes:
+    """CPU seconds per thread (``/proc/PID/task/TID/schedstat``, in nanoseconds) and of reaped children.
+
+    Two readings tell how many cores a runner kept busy at once in a way the load of the
+    machine does not change: the total over the busiest thread. When other work shares the
+    cores, every busy thread of the runner gets less, but the ratio stays.
+    """
+
+    threads: dict[tuple[int, int], float]
+    reaped_s: float
+
+    @classmethod
+    def read(cls, pids: list[int]) -> ThreadTimes:
+        threads: dict[tuple[int, int], float] = {}
+        reaped = 0
+        for pid in pids:
+            try:
+                fields = _stat_fields(pid)
+                reaped += int(fields[13]) + int(fields[14])  # cutime, cstime
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except (OSError, ValueError, IndexError):
+                continue
+            for tid in tids:
+                seconds = _thread_seconds(pid, tid)
+                if seconds is not None:
+                    threads[(pid, tid)] = seconds
+        return cls(threads, reaped / _TICK)
+
+    def since(self, before: ThreadTimes) -> tuple[float, float]:
+        """(total CPU seconds, the busiest thread's CPU seconds) between ``before`` and this reading."""
+        deltas = [max(0.0, s - before.threads.get(key, 0.0)) for key, s in self.threads.items()]
+        total = sum(deltas) + max(0.0, self.reaped_s - before.reaped_s)
+        return total, max(deltas, default=0.0)
+
+
+def _thread_seconds(pid: int, tid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
+    try:  # kernels without schedstat: the thread's own utime + stime, in clock ticks
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+            data = f.read()
+        fields = data[data.rindex(b")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def cpu_seconds(pids: list[int]) -> float:
