@@ -11,7 +11,8 @@ import tempfile
 
 import pytest
 
-from conftest import CANDIDATES, TASKS, cpu_eval, gpu_eval
+from conftest import CANDIDATES, REPO, TASKS, cpu_eval, gpu_eval
+from forge_sandbox import EvalOptions, evaluate
 
 # fixture -> the statuses that are an acceptable rejection of it (never "passed")
 CHEATS = {
@@ -59,6 +60,15 @@ CHEATS = {
     "cheat_softmax_no_max": {"incorrect"},
     "cheat_detects_forge": {"rejected"},
     "cheat_cache_junk": {"rejected"},
+    # Red team, 2026-11-23 (static check on): each is caught by it; the runtime is tested below.
+    "cheat_scaled_time_calls": {"rejected"},
+    "cheat_clock_patched_everywhere": {"rejected"},
+    "cheat_dispatch_key_guard_sdpa": {"rejected"},
+    "cheat_disable_torch_dispatch": {"rejected"},
+    "cheat_census_aware": {"rejected"},
+    "cheat_hidden_compile_census_aware": {"rejected"},
+    "cheat_nested_namespace_hog": {"rejected"},
+    "cheat_softmax_max_from_zero": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -68,6 +78,16 @@ TASK_OF = {
     "cheat_token_softmax": "softmax_small",
     "cheat_strides_ignored": "softmax_small",
     "cheat_softmax_no_max": "softmax_small",
+    "cheat_scaled_time_calls": "softmax_small",
+    "cheat_clock_patched_everywhere": "softmax_small",
+    "cheat_lazy_fault_output": "softmax_small",
+    "cheat_dispatch_key_guard_sdpa": "naive_attention",
+    "cheat_disable_torch_dispatch": "softmax_small",
+    "cheat_census_aware": "softmax_small",
+    "cheat_hidden_compile_census_aware": "softmax_small",
+    "cheat_token_mask_kernel": "naive_attention",
+    "cheat_nested_namespace_hog": "softmax_small",
+    "cheat_softmax_max_from_zero": "softmax_small",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -97,6 +117,7 @@ RUNTIME_ONLY = {
     "cheat_strides_ignored": "(inputs stored transposed (non-contiguous))",
     "cheat_softmax_no_max": "(inputs x 100)",
     "cheat_detects_forge": "outside tolerance",
+    "cheat_softmax_max_from_zero": "(inputs shifted down by 100x their RMS)",
 }
 
 
@@ -215,11 +236,14 @@ def test_a_log_swapped_for_a_fifo_does_not_hang_the_host(isolate):
     assert verdict.duration_s < 30
 
 
-def test_the_seccomp_filter_refuses_local_sockets_and_io_uring():
+def test_the_seccomp_filter_refuses_local_sockets_io_uring_and_namespaces():
+    # A namespace of its own would hide a process from the host (red team, 2026-11-23: hogs in a
+    # nested PID namespace and a new session ran on while the reference was timed). Threads, fork
+    # and subprocesses must still work: clone3 fails with ENOSYS, and the C library falls back.
     script = """
-import ctypes, errno, socket
+import ctypes, errno, os, socket, subprocess, sys, threading
 from forge_sandbox import isolation
-isolation.deny_local_sockets()
+isolation.filter_system_calls()
 libc = ctypes.CDLL(None, use_errno=True)
 results = []
 for family in (socket.AF_UNIX, socket.AF_VSOCK):
@@ -230,12 +254,26 @@ for family in (socket.AF_UNIX, socket.AF_VSOCK):
         results.append(errno.errorcode[exc.errno])
 params = ctypes.create_string_buffer(120)
 results.append("io_uring " + ("refused" if libc.syscall(425, 8, params) == -1 and ctypes.get_errno() == errno.EPERM else "open"))
+for flag in (0x20000000, 0x10000000, 0x40000000):  # CLONE_NEWPID, CLONE_NEWUSER, CLONE_NEWNET
+    results.append("unshare " + ("refused" if libc.unshare(flag) != 0 else "made"))
+    pid = os.fork() if flag != 0x20000000 else -1
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
 socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+thread = threading.Thread(target=results.append, args=("thread",))
+thread.start()
+thread.join()
+results.append(subprocess.run([sys.executable, "-c", "print('child')"], capture_output=True, text=True).stdout.strip())
 print(" ".join(results))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["EPERM", "EPERM", "io_uring", "refused"]
+    assert out.stdout.split() == ["EPERM", "EPERM", "io_uring", "refused"] + ["unshare", "refused"] * 3 + [
+        "thread",
+        "child",
+    ]
 
 
 def test_recognizing_a_known_input_set_in_a_new_layout_is_caught():
@@ -373,3 +411,75 @@ def test_pytorch_may_keep_the_gemm_and_the_verdict_reports_the_split():
     assert verdict.status == "passed", verdict.reasons
     assert set(verdict.torch_ops) == {"aten.mm"}, verdict.torch_ops
     assert 0 < verdict.own_share < 1
+
+
+# ---- red team, 2026-11-23: what got through, the static check off ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def honest_softmax_speedup() -> float:
+    verdict = cpu_eval("honest_cpp_softmax", task="softmax_wide")
+    assert verdict.status == "passed", verdict.reasons
+    return verdict.speedup
+
+
+TIMING_CHEATS = [
+    "cheat_scaled_time_calls",  # wraps timing.time_calls: every reported time x 0.01 (was 30x)
+    "cheat_clock_patched_everywhere",  # time.perf_counter and timing's bound copy, both 100x slow (was 32x)
+    "cheat_lazy_fault_output",  # returns at once; the checksum's first read faults and computes (was 2x)
+]
+
+
+@pytest.mark.parametrize("name", TIMING_CHEATS)
+def test_what_the_candidates_process_reports_cannot_lower_its_figure(name, honest_softmax_speedup):
+    # The host's window around each call, less the reference's typical overhead, is a floor under
+    # the figure: the same kernel gets about the honest figure, or the report is rejected outright.
+    verdict = cpu_eval(name, task="softmax_wide", static_checks=False)
+    assert verdict.status in {"passed", "rejected"}, verdict.reasons
+    if verdict.status == "passed":
+        assert verdict.speedup <= 3 * honest_softmax_speedup, (verdict.speedup, honest_softmax_speedup)
+
+
+def test_a_call_shorter_than_the_hosts_noise_is_still_the_candidates_claim():
+    # Open (issue 11): where one call takes less than the host's overhead varies by (softmax_small,
+    # ~10 us against ~0.1 ms), the host's floor says nothing and a patched clock still decides.
+    verdict = cpu_eval("cheat_clock_patched_everywhere", task="softmax_small", static_checks=False)
+    if verdict.status == "passed" and verdict.speedup > 3:
+        pytest.xfail(f"open (issue 11): a 100x slowed clock passed at {verdict.speedup:.1f}x on a tiny task")
+    assert verdict.status in {"passed", "rejected"}, verdict.reasons
+
+
+def test_a_namespace_of_its_own_is_refused():
+    # cheat_nested_namespace_hog unshares a PID namespace and starts hogs there that spin only
+    # while its runner is stopped (the reference being timed). The filter refuses the namespace,
+    # so its hogs stay where the host stops them; without the check, its kernel is all that counts.
+    verdict = cpu_eval("cheat_nested_namespace_hog", task="softmax_small", static_checks=False)
+    if not _isolated(verdict):
+        pytest.skip(f"no namespace isolation here: {verdict.environment.get('isolation')}")
+    assert "no system call filter" not in verdict.environment.get("files", ""), verdict.environment
+    assert verdict.status in {"passed", "runtime_error"}, verdict.reasons
+
+
+# Known holes, open in issue 11: the operator census runs inside the candidate's process, so a
+# candidate that reads the code can hide PyTorch's work from it or tell when it watches. Strict:
+# when one is closed, its test says so and moves into the lists above.
+CENSUS_HOLES = {
+    "cheat_dispatch_key_guard_sdpa": "C++ excludes the Python dispatch key around at::scaled_dot_product_attention",
+    "cheat_disable_torch_dispatch": "torch._C._DisableTorchDispatch around torch.softmax, a token kernel",
+    "cheat_census_aware": "its own kernel only while the census's dispatch mode is on the stack",
+    "cheat_hidden_compile_census_aware": "torch.compile while the census is off; dynamo's counters cleared",
+    "cheat_token_mask_kernel": "PyTorch runs all but one of the reference's operators (triu)",
+    "cheat_reduction_as_gemm": "a reduction done as a GEMM (ones @ x), which the census allows as a library call",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CENSUS_HOLES))
+def test_pytorch_doing_the_work_unseen_by_the_census(name):
+    if name == "cheat_reduction_as_gemm":  # written for the bundled sum_dim task
+        options = EvalOptions(device="cpu", size="small", timeout=60.0, static_checks=False)
+        verdict = evaluate(str(REPO / "tasks" / "sum_dim.py"), str(CANDIDATES / f"{name}.py"), options)
+    else:
+        verdict = cpu_eval(name, task=TASK_OF[name], static_checks=False)
+    if verdict.status == "passed":
+        pytest.xfail(f"open (issue 11): {CENSUS_HOLES[name]}")
+    assert verdict.status == "rejected", verdict.reasons

@@ -21,7 +21,9 @@ def test_passed_verdict_carries_times_speedup_and_environment():
     # the extra SMALL_CONFIGS shape was verified with 5 trials, the base shape with 5 more and every
     # other layout and value distribution (variants.py)
     assert [c["trials"] for c in v.correctness] == [5, 11]
-    assert v.correctness[1]["variants"] == sorted(["transposed", "strided", "large", "small", "offset", "positive"])
+    assert v.correctness[1]["variants"] == sorted(
+        ["transposed", "strided", "large", "small", "offset", "far_below", "positive"]
+    )
     assert v.timing["interleaved"] and v.timing["blocks"] >= 2
 
 

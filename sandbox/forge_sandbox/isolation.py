@@ -392,9 +392,9 @@ def settle(layout: dict, *fds: int) -> str:
     except OSError as exc:
         files = f"not restricted: the mounts could not be locked ({exc.strerror})"
     try:
-        deny_local_sockets()
+        filter_system_calls()
     except (OSError, KeyError) as exc:  # KeyError: a machine type without a filter here
-        files += f"; socket files stay reachable ({exc})"
+        files += f"; no system call filter: socket files stay reachable, namespaces can be made ({exc})"
     return files
 
 
@@ -432,15 +432,22 @@ def _become_reaper(*fds: int) -> None:
     os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
 
 
-# -- local sockets --------------------------------------------------------------------------
+# -- the system call filter -----------------------------------------------------------------
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
-_SECCOMP_RET_ALLOW, _SECCOMP_RET_EPERM = 0x7FFF0000, 0x00050000 | 1
-_NATIVE = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # audit arch, socket(2)'s number
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+# Per machine: the audit arch, then the numbers of socket(2), clone(2) and clone3(2).
+_NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220, 435)}
 # Refused outright: io_uring (its IORING_OP_SOCKET makes sockets the socket(2) rule never sees),
-# userfaultfd and bpf (kernel attack surface no kernel candidate needs).
-_REFUSED = {"x86_64": (425, 426, 427, 323, 321), "aarch64": (425, 426, 427, 282, 280)}
+# userfaultfd and bpf (kernel attack surface no kernel candidate needs), unshare and setns (a
+# namespace of its own would hide a process from the host, which finds the candidate's processes
+# by their PID namespace: see host.runner_processes).
+_REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308), "aarch64": (425, 426, 427, 282, 280, 97, 268)}
 _AF_UNIX, _AF_VSOCK = 1, 40
+# clone(2) flags that make a new namespace: CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC,
+# NEWUSER, NEWPID and NEWNET.
+_CLONE_NAMESPACES = 0x80 | 0x20000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 
 
 class _SockFilter(ctypes.Structure):
@@ -451,32 +458,62 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def deny_local_sockets() -> None:
-    """A seccomp filter: socket(AF_UNIX) and socket(AF_VSOCK) fail with EPERM, and so do io_uring,
-    userfaultfd, bpf and any system call of another ABI (x32, i386). The network namespace already cuts IP; this keeps a
-    candidate from connecting to a socket file it can still see (an ssh control socket in the
-    home folder, say). Inherited by everything it starts; it cannot be lifted."""
+def _assemble(program: list[tuple]) -> list[tuple[int, int, int, int]]:
+    """Classic BPF from (code, k) and (code, k, jump if true, jump if false) rows, whose jumps name
+    labels (a str row marks one) or None for the next instruction."""
+    labels, rows = {}, []
+    for row in program:
+        if isinstance(row, str):
+            labels[row] = len(rows)
+        else:
+            rows.append(row)
+    out = []
+    for i, row in enumerate(rows):
+        code, k, *jumps = row
+        jt, jf = (labels[j] - i - 1 if j is not None else 0 for j in (jumps or [None, None]))
+        out.append((code, jt, jf, k))
+    return out
+
+
+def filter_system_calls() -> None:
+    """A seccomp filter, inherited by everything the process starts and never lifted:
+
+    * socket(AF_UNIX) and socket(AF_VSOCK) fail with EPERM: the network namespace already cuts
+      IP; this keeps a candidate from connecting to a socket file it can still see (an ssh
+      control socket in the home folder, say);
+    * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and clone3,
+      whose flags a filter cannot read, fails with ENOSYS, so that the C library falls back to
+      clone;
+    * io_uring, userfaultfd, bpf and any system call of another ABI (x32, i386) fail with EPERM.
+    """
     import platform
 
     machine = platform.machine()
-    arch, nr_socket = _NATIVE[machine]
-    refused = _REFUSED[machine]
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
-    n = len(refused)
-    # Jumps count the instructions they skip; EPERM is the last instruction, ALLOW the one before.
-    program = [
-        (ld, 0, 0, 4),  # seccomp_data.arch
-        (jeq, 0, 7 + n, arch),  # another ABI: refuse
-        (ld, 0, 0, 0),  # seccomp_data.nr
-        (jge, 5 + n, 0, 0x40000000),  # x32 system calls: refuse
-        *[(jeq, 4 + n - i, 0, nr) for i, nr in enumerate(refused)],
-        (jeq, 0, 3, nr_socket),
-        (ld, 0, 0, 16),  # args[0], the address family
-        (jeq, 2, 0, _AF_UNIX),
-        (jeq, 1, 0, _AF_VSOCK),
-        (ret, 0, 0, _SECCOMP_RET_ALLOW),
-        (ret, 0, 0, _SECCOMP_RET_EPERM),
-    ]
+    arch, nr_socket, nr_clone, nr_clone3 = _NATIVE[machine]
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, JMP|JSET|K, RET|K
+    program = _assemble([
+        (ld, 4),  # seccomp_data.arch
+        (jeq, arch, None, "refuse"),  # another ABI
+        (ld, 0),  # seccomp_data.nr
+        (jge, 0x40000000, "refuse", None),  # x32 system calls
+        *[(jeq, nr, "refuse", None) for nr in _REFUSED[machine]],
+        (jeq, nr_clone3, "no such call", None),
+        (jeq, nr_clone, "clone", None),
+        (jeq, nr_socket, "socket", "allow"),
+        "clone",
+        (ld, 16),  # args[0]: the flags
+        (jset, _CLONE_NAMESPACES, "refuse", "allow"),
+        "socket",
+        (ld, 16),  # args[0]: the address family
+        (jeq, _AF_UNIX, "refuse", None),
+        (jeq, _AF_VSOCK, "refuse", "allow"),
+        "allow",
+        (ret, _SECCOMP_RET_ALLOW),
+        "no such call",
+        (ret, _SECCOMP_RET_ERRNO | _ENOSYS),
+        "refuse",
+        (ret, _SECCOMP_RET_ERRNO | _EPERM),
+    ])  # fmt: skip
     filters = (_SockFilter * len(program))(*[_SockFilter(*f) for f in program])
     fprog = _SockFprog(len(program), filters)
     libc = _libc()

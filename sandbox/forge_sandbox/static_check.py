@@ -66,6 +66,9 @@ _NATIVE_RED_FLAGS = {
     "ATen/NativeFunctions.h": "includes ATen's native kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CPUFunctions.h": "includes ATen's CPU kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CUDAFunctions.h": "includes ATen's CUDA kernels (PyTorch's work, hidden from forge's census)",
+    "DispatchKey": "changes which dispatch keys run (forge's operator census sits on the Python key)",
+    "c10::impl::": "uses PyTorch's dispatcher internals (forge's operator census sits on the Python key)",
+    "unshare(": "makes a namespace of its own (hidden from the host; the sandbox refuses it)",
     "std::thread": "starts native threads: work outside the timed call is not allowed",
     "pthread_create": "starts native threads: work outside the timed call is not allowed",
     "std::async": "starts native threads: work outside the timed call is not allowed",
@@ -231,6 +234,12 @@ class _Visitor(ast.NodeVisitor):
                 self.flag(node, f"{name} on {dotted_name(node.args[0]) or 'an object'}: monkey-patching is not allowed")
         if name in {"vars", "globals", "__import__", "builtins.__import__", "eval", "exec", "compile"}:
             self.flag(node, f"calls {name}(): reaching into modules' namespaces or running generated code")
+        if name in {"getattr", "builtins.getattr", "hasattr"} and len(node.args) >= 2:
+            attribute = node.args[1]
+            if not isinstance(attribute, ast.Constant):
+                self.flag(node, f"{name} with a computed name: what it reaches must be written out")
+            elif isinstance(attribute.value, str) and attribute.value.startswith("_"):
+                self.flag(node, f"{name}(..., {attribute.value!r}): private internals are not for kernels")
         machinery = _torch_machinery(self.resolved(node.func))
         if machinery:
             self.flag(node, f"calls {self.resolved(node.func)}: {machinery}")

@@ -24,7 +24,7 @@ import torch
 
 STANDARD = "standard"
 LAYOUTS = ("transposed", "strided")
-DISTRIBUTIONS = ("large", "small", "offset", "positive")
+DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive")
 
 DESCRIPTIONS = {
     STANDARD: "the task's own inputs",
@@ -33,6 +33,7 @@ DESCRIPTIONS = {
     "large": "inputs x 100",
     "small": "inputs x 0.001",
     "offset": "inputs shifted by 4x their RMS",
+    "far_below": "inputs shifted down by 100x their RMS",
     "positive": "absolute values of the inputs",
 }
 
@@ -53,9 +54,9 @@ def transform_values(inputs: list, variant: str) -> list:
                 x = x * 100
             elif variant == "small":
                 x = x * 1e-3
-            elif variant == "offset":
-                rms = float(x.double().pow(2).mean().sqrt())
-                x = x + 4 * (rms or 1.0)
+            elif variant in ("offset", "far_below"):  # all of one sign; far below, exp() underflows
+                rms = float(x.double().pow(2).mean().sqrt()) or 1.0
+                x = x + 4 * rms if variant == "offset" else x - 100 * rms
             else:
                 x = x.abs()
         out.append(x)

@@ -1,0 +1,30 @@
+# Wrong kernel (common bug): the running max starts at 0 instead of -inf. Correct whenever a row has a
+# positive value; NaN for rows that are all very negative (log-probabilities, masked scores - 1e3).
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = r"""
+#include <torch/extension.h>
+#include <cmath>
+torch::Tensor softmax_rows(torch::Tensor x) {
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  int64_t R = xc.size(0), C = xc.size(1);
+  const float* p = xc.data_ptr<float>(); float* q = y.data_ptr<float>();
+  for (int64_t r = 0; r < R; ++r) {
+    const float* a = p + r*C; float* b = q + r*C;
+    float m = 0.f; /* BUG: running max starts at 0, not -inf */ for (int64_t c = 0; c < C; ++c) m = a[c] > m ? a[c] : m;
+    float s = 0.f; for (int64_t c = 0; c < C; ++c) { float e = std::exp(a[c]-m); b[c] = e; s += e; }
+    float inv = 1.f/s; for (int64_t c = 0; c < C; ++c) b[c] *= inv;
+  }
+  return y;
+}
+"""
+mod = load_inline(name="a18_sm", cpp_sources=src, functions=["softmax_rows"], extra_cflags=["-O3"])
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return mod.softmax_rows(x)
