@@ -46,10 +46,12 @@ def forge_home(tmp_path, monkeypatch):
     return home
 
 
-def cpu_eval(candidate: str, task: str = "scale_add", **options):
-    """Evaluate tests/candidates/<candidate>.py against tests/tasks/<task>.py on the CPU at small size."""
+def cpu_eval(candidate: str, task: str | Path = "scale_add", **options):
+    """Evaluate tests/candidates/<candidate>.py against tests/tasks/<task>.py (or the task file ``task``,
+    a Path) on the CPU at small size."""
     opts = {"device": "cpu", "size": "small", "timeout": 60.0, **options}
-    return evaluate(str(TASKS / f"{task}.py"), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
+    task_file = task if isinstance(task, Path) else TASKS / f"{task}.py"
+    return evaluate(str(task_file), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
 
 
 def gpu_eval(candidate: str, task: str = "scale_add", **options):

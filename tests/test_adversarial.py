@@ -12,7 +12,6 @@ import tempfile
 import pytest
 
 from conftest import CANDIDATES, REPO, TASKS, cpu_eval, gpu_eval
-from forge_sandbox import EvalOptions, evaluate
 
 # fixture -> the statuses that are an acceptable rejection of it (never "passed")
 CHEATS = {
@@ -88,6 +87,7 @@ TASK_OF = {
     "cheat_token_mask_kernel": "naive_attention",
     "cheat_nested_namespace_hog": "softmax_small",
     "cheat_softmax_max_from_zero": "softmax_small",
+    "cheat_reduction_as_gemm": REPO / "tasks" / "sum_dim.py",  # the bundled task
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -475,11 +475,7 @@ CENSUS_HOLES = {
 
 @pytest.mark.parametrize("name", sorted(CENSUS_HOLES))
 def test_pytorch_doing_the_work_unseen_by_the_census(name):
-    if name == "cheat_reduction_as_gemm":  # written for the bundled sum_dim task
-        options = EvalOptions(device="cpu", size="small", timeout=60.0, static_checks=False)
-        verdict = evaluate(str(REPO / "tasks" / "sum_dim.py"), str(CANDIDATES / f"{name}.py"), options)
-    else:
-        verdict = cpu_eval(name, task=TASK_OF[name], static_checks=False)
+    verdict = cpu_eval(name, task=TASK_OF[name], static_checks=False)
     if verdict.status == "passed":
         pytest.xfail(f"open (issue 11): {CENSUS_HOLES[name]}")
     assert verdict.status == "rejected", verdict.reasons

@@ -320,7 +320,7 @@ class _Pipeline:
             v.speedup_vs_compile = _sig(v.baselines["compile"]["ms"] / ms[CANDIDATE])
         v.timing = {
             "method": "cuda events, device-wide sync, L2 flushed" if self.on_cuda else "host clock, cache flushed",
-            "figure": "median per call; each candidate call bounded below by the host's clock",
+            "figure": "median per call; each candidate block bounded below by the host's clock",
             "calls_per_block": figures["calls_per_block"],
             "blocks": bench.blocks,
             "interleaved": True,

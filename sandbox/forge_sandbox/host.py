@@ -378,9 +378,10 @@ def _token_holders(token: str) -> list[int]:
     return found
 
 
-def _stat_fields(pid: int) -> list[str]:
-    """/proc/PID/stat after the command name (which may hold spaces): field 3 (state) comes first."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
+def _stat_fields(pid: int, tid: int | None = None) -> list[str]:
+    """/proc/PID/stat (or a thread's, /proc/PID/task/TID/stat) after the command name (which may
+    hold spaces): field 3 (state) comes first."""
+    with open(f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat", "rb") as f:
         data = f.read()
     return data[data.rindex(b")") + 2 :].decode().split()
 
@@ -479,9 +480,7 @@ def _thread_seconds(pid: int, tid: int) -> float | None:
     except (OSError, ValueError, IndexError):
         pass
     try:  # kernels without schedstat: the thread's own utime + stime, in clock ticks
-        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-            data = f.read()
-        fields = data[data.rindex(b")") + 2 :].split()
+        fields = _stat_fields(pid, tid)
         return (int(fields[11]) + int(fields[12])) / _TICK
     except (OSError, ValueError, IndexError):
         return None

@@ -22,7 +22,7 @@ Method (:func:`time_calls`), the same for the references and the candidate:
 
 The per-call times measured here come from inside a runner's process. The
 reference's are trusted; the candidate's are its own claim, which the host
-bounds call by call with its own clock (benchmark.py): no clock inside the
+bounds block by block with its own clock (benchmark.py): no clock inside the
 candidate's process decides.
 """
 
