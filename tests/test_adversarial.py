@@ -68,6 +68,9 @@ CHEATS = {
     "cheat_hidden_compile_census_aware": {"rejected"},
     "cheat_nested_namespace_hog": {"rejected"},
     "cheat_softmax_max_from_zero": {"incorrect"},
+    # Red team, round 3 (static check on): operator.attrgetter reaching torch._C
+    "cheat_sample_ring_overflow": {"rejected"},
+    "cheat_hidden_cummax_padded": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -88,6 +91,12 @@ TASK_OF = {
     "cheat_nested_namespace_hog": "softmax_small",
     "cheat_softmax_max_from_zero": "softmax_small",
     "cheat_reduction_as_gemm": REPO / "tasks" / "sum_dim.py",  # the bundled task
+    "cheat_sample_ring_overflow": "softmax_wide",
+    "cheat_sample_ring_overflow_cummax": "slow_running_max",
+    "cheat_hidden_cummax_padded": "slow_running_max",
+    "cheat_hidden_cummax_slow_probe": "slow_running_max",
+    "cheat_reordered_attention": "naive_attention",
+    "honest_cpp_running_max": "slow_running_max",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -220,13 +229,41 @@ def test_in_its_namespaces_the_candidate_reaches_no_socket_file(tmp_path):
         verdict = cpu_eval("cheat_unix_socket", static_checks=False, extra_env=env)
         if not _isolated(verdict) or "socket files stay reachable" in verdict.environment.get("files", ""):
             pytest.skip(f"no socket filter here: {verdict.environment}")
-        assert verdict.status == "runtime_error" and "Operation not permitted" in verdict.reasons[0], verdict.reasons
+        # refused by the system call filter, or not even there (the home folders are hidden inside)
+        assert verdict.status == "runtime_error", verdict.reasons
+        assert any(why in verdict.reasons[0] for why in ("Operation not permitted", "No such file")), verdict.reasons
         assert not connections
         cpu_eval("cheat_unix_socket", static_checks=False, isolate=False, extra_env=env)
         assert connections  # without the namespaces the same code gets through: the test can see it
     finally:
         listener.close()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_in_its_namespaces_the_candidate_reads_nothing_in_the_home_folders():
+    secret = "forge-test-secret-" + os.urandom(8).hex()
+    folder = tempfile.mkdtemp(prefix="forge-test-home-", dir=os.path.expanduser("~"))
+    path = os.path.join(folder, "token")
+    with open(path, "w") as f:
+        f.write(secret)
+    try:
+        verdict = cpu_eval("cheat_read_home_secret", static_checks=False, extra_env={"FORGE_TEST_SECRET": path})
+        if not verdict.environment.get("files", "").startswith("read-only"):
+            pytest.skip(f"no private mounts here: {verdict.environment.get('files')}")
+        assert verdict.status == "runtime_error" and "No such file" in verdict.reasons[0], verdict.reasons
+        assert secret not in json.dumps(verdict.to_dict())
+        # without the namespaces the same code reads it: the test can see a leak
+        leaked = cpu_eval("cheat_read_home_secret", static_checks=False, isolate=False,
+                          extra_env={"FORGE_TEST_SECRET": path})  # fmt: skip
+        assert secret in json.dumps(leaked.to_dict())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_candidate_that_takes_too_much_memory_is_killed_before_the_machine_runs_out():
+    verdict = cpu_eval("cheat_hold_memory", static_checks=False, memory_gb=1.5)
+    assert verdict.status == "rejected" and "GiB of memory" in verdict.reasons[0], verdict.reasons
+    assert cpu_eval("honest_triton", memory_gb=1.5).status == "passed"  # a kernel's own needs fit
 
 
 @pytest.mark.parametrize("isolate", [True, False])
@@ -316,10 +353,13 @@ def test_forged_stdout_verdict_is_ignored():
     assert '"status": "passed"' in verdict.log_tail
 
 
-def test_honest_candidates_pass():
-    verdict = cpu_eval("honest_triton")
+@pytest.mark.parametrize("name", ["honest_triton", "honest_cpp_running_max"])
+def test_honest_candidates_pass(name):
+    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"))
     assert verdict.status == "passed", verdict.reasons
     assert verdict.speedup and verdict.speedup > 0
+    if _sampled(verdict):  # seen from outside: its forward is its own code
+        assert verdict.own_share > 0.95, verdict.timing["cpu_samples"]
 
 
 # ---- tricks that only a GPU can show -------------------------------------------------
@@ -460,22 +500,46 @@ def test_a_namespace_of_its_own_is_refused():
     assert verdict.status in {"passed", "runtime_error"}, verdict.reasons
 
 
-# Known holes, open in issue 11: the operator census runs inside the candidate's process, so a
-# candidate that reads the code can hide PyTorch's work from it or tell when it watches. Strict:
-# when one is closed, its test says so and moves into the lists above.
-CENSUS_HOLES = {
+# PyTorch's work hidden from the operator census, which runs inside the candidate's process: native
+# code there can switch it off or tell when it watches. On the CPU the host samples the candidate's
+# threads from outside (cpu_samples) and sees PyTorch's compute functions whatever the census saw.
+UNSEEN_BY_THE_CENSUS = {
     "cheat_dispatch_key_guard_sdpa": "C++ excludes the Python dispatch key around at::scaled_dot_product_attention",
     "cheat_disable_torch_dispatch": "torch._C._DisableTorchDispatch around torch.softmax, a token kernel",
     "cheat_census_aware": "its own kernel only while the census's dispatch mode is on the stack",
     "cheat_hidden_compile_census_aware": "torch.compile while the census is off; dynamo's counters cleared",
-    "cheat_token_mask_kernel": "PyTorch runs all but one of the reference's operators (triu)",
     "cheat_reduction_as_gemm": "a reduction done as a GEMM (ones @ x), which the census allows as a library call",
+    # red team, round 3: against the host's samples themselves
+    "cheat_sample_ring_overflow": "one call burns 0.9 s per CPU to fill the host's sample rings, then torch.softmax",
+    "cheat_sample_ring_overflow_cummax": "the same against slow_running_max, with torch.cummax",
+    "cheat_hidden_cummax_padded": "hidden torch.cummax padded with Python busy-work to dilute PyTorch's share",
+    "cheat_hidden_cummax_slow_probe": "hidden torch.cummax, slow only in the host's probe, so that blocks stay short",
+    "cheat_reordered_attention": "hidden baddbmm + softmax, one bmm left in the census's sight",
 }
 
 
-@pytest.mark.parametrize("name", sorted(CENSUS_HOLES))
+def _sampled(verdict) -> bool:
+    return bool((verdict.timing or {}).get("cpu_samples", {}).get("measured"))
+
+
+@pytest.mark.parametrize("name", sorted(UNSEEN_BY_THE_CENSUS))
 def test_pytorch_doing_the_work_unseen_by_the_census(name):
     verdict = cpu_eval(name, task=TASK_OF[name], static_checks=False)
+    if verdict.status == "passed" and not _sampled(verdict):
+        pytest.skip(f"the host may not sample here ({verdict.timing['cpu_samples'].get('reason')})")
+    assert verdict.status == "rejected", (UNSEEN_BY_THE_CENSUS[name], verdict.reasons)
+    reason = verdict.reasons[0]
+    # named by the host's samples, or (a GEMM where the reference makes none) by the census itself
+    assert "PyTorch computed" in reason or "lost" in reason, verdict.reasons
+
+
+def test_pytorch_running_the_references_own_operators_earns_nothing():
+    # cheat_token_mask_kernel: its own kernel builds only the causal mask; PyTorch runs the rest of
+    # the reference's operators in the open. That is allowed (level-2/3 candidates keep part of the
+    # model in PyTorch), and it runs them at the reference's own speed: no speedup comes of it.
+    verdict = cpu_eval("cheat_token_mask_kernel", task="naive_attention", static_checks=False)
+    assert verdict.status in {"passed", "rejected"}, verdict.reasons
     if verdict.status == "passed":
-        pytest.xfail(f"open (issue 11): {CENSUS_HOLES[name]}")
-    assert verdict.status == "rejected", verdict.reasons
+        assert verdict.speedup < 1.5, verdict.speedup
+        if _sampled(verdict):
+            assert verdict.own_share is not None and verdict.own_share < 0.95, verdict.own_share

@@ -26,8 +26,23 @@ def test_a_verdict_carries_both_baselines_and_the_compiled_one_is_cached(fresh_c
     assert len(list((fresh_cache / "baselines").glob("*.json"))) == 1
     warm = cpu_eval("honest_triton")
     assert warm.baselines["compile"]["cached"] is True
-    assert warm.baselines["compile"]["ms"] == compiled["ms"]
+    assert warm.baselines["compile"]["cached_ms"] == compiled["ms"]
+    # the record keeps the compiled reference's figure relative to the eager one beside it
+    ratio = compiled["ms"] / eager["ms"]
+    assert warm.baselines["compile"]["ms"] == pytest.approx(ratio * warm.reference_ms, rel=1e-3)
     assert warm.duration_s < cold.duration_s
+
+
+def test_a_record_made_on_a_slowed_machine_does_not_carry_the_slowdown(fresh_cache):
+    # Whatever slowed the evaluation that made the record (another job, a candidate's leftovers)
+    # slowed both references, timed side by side: a 50x slower record changes nothing today.
+    cold = cpu_eval("honest_triton")
+    (record_path,) = (fresh_cache / "baselines").glob("*.json")
+    record = json.loads(record_path.read_text())
+    record_path.write_text(json.dumps({**record, "ms": 50 * record["ms"], "eager_ms": 50 * record["eager_ms"]}))
+    warm = cpu_eval("honest_triton")
+    assert warm.baselines["compile"]["cached"] is True
+    assert warm.baselines["compile"]["ms"] < 5 * cold.baselines["compile"]["ms"], (warm.baselines, cold.baselines)
 
 
 def test_a_reference_that_torch_compile_cannot_handle_gets_a_reason_not_a_failed_verdict(fresh_cache):

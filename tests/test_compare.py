@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from forge_sandbox import variants
 from forge_sandbox.compare import compare_checksums, compare_outputs
 from forge_sandbox.timing import Checksummer
 
@@ -59,3 +60,46 @@ def test_checksums_tell_a_permuted_output_from_the_right_one():
     assert compare_checksums(sums(out), honest, 1e-4) == ""
     assert compare_checksums(sums(out), rolled, 1e-4) != ""
     assert compare_checksums(sums(out), "forged", 1e-4) == "malformed checksum"
+
+
+def _attention(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def test_an_ill_conditioned_trial_allows_what_another_summation_order_does_and_no_more():
+    # attention on inputs x 100 is nearly one-hot: where two keys almost tie, another (exact in
+    # float64) order of the same sums moves the output by more than float32's tolerance
+    torch.manual_seed(3)
+    q, k, v = (torch.randn(2, 2, 128, 32) * 100 for _ in range(3))
+    ref = _attention(q, k, v)
+    other_order = _attention(q.double(), k.double(), v.double()).float()
+    spread = variants.rounding_spread(lambda x: _attention(*x), [q, k, v], ref)
+    assert spread is not None and variants.unstable(spread, ref) is None
+    assert not compare_outputs(ref, other_order, None)[0]
+    assert compare_outputs(ref, other_order, None, spread)[0]
+    # the allowance is per element and stays small: a wrong output is still wrong
+    wrong = other_order.clone()
+    wrong[0, 0, 5] += 1.0
+    ok, reason, _ = compare_outputs(ref, wrong, None, spread)
+    assert not ok and "spread under rounding" in reason
+    assert not compare_outputs(ref, torch.zeros_like(ref), None, spread)[0]
+
+
+def test_a_well_conditioned_output_earns_no_allowance():
+    x = torch.randn(64, 256)
+    ref = torch.softmax(x, dim=-1)
+    spread = variants.rounding_spread(lambda i: torch.softmax(i[0], dim=-1), [x], ref)
+    assert float(spread.max()) < 1e-6
+    off = ref * (1 + 1e-3)
+    assert not compare_outputs(ref, off, None, spread)[0]
+
+
+def test_an_output_that_rounding_moves_a_lot_is_unstable():
+    x = torch.randn(1000)
+    ref = torch.randn(1000)  # as if the reference drew random numbers: nothing to hold a candidate to
+    spread = variants.rounding_spread(lambda i: torch.randn(1000), [x], ref)
+    assert variants.unstable(spread, ref) > 0.5
+    assert (
+        variants.rounding_spread(lambda i: torch.zeros(3, dtype=torch.int64), [x], torch.zeros(3, dtype=torch.int64))
+        is None
+    )

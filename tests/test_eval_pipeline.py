@@ -20,7 +20,7 @@ def test_passed_verdict_carries_times_speedup_and_environment():
     assert v.backends == ["triton"]
     # the extra SMALL_CONFIGS shape was verified with 5 trials, the base shape with 5 more and every
     # other layout and value distribution (variants.py)
-    assert [c["trials"] for c in v.correctness] == [5, 11]
+    assert [c["trials"] for c in v.correctness] == [5, 12]
     assert v.correctness[1]["variants"] == sorted(
         ["transposed", "strided", "large", "small", "offset", "far_below", "positive"]
     )
@@ -114,4 +114,4 @@ def test_cpp_compile_error_keeps_the_compiler_output():
 def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
-    assert [c["trials"] for c in v.correctness] == [11]  # 5 of its own inputs, 6 other layouts and distributions
+    assert [c["trials"] for c in v.correctness] == [12]  # 5 of its own inputs, 7 other layouts and distributions

@@ -3,7 +3,10 @@
 Compiling the reference takes seconds to a minute, and its time does not
 depend on the candidate, so an evaluation that finds a record here reuses it
 (``cached: true`` in the verdict) and times only the eager reference beside the
-candidate. A record is written only by the host, from blocks the trusted
+candidate. The record's figure is used as a ratio to the eager reference's
+figure of the same evaluation (both timed in interleaved blocks), scaled by
+today's eager figure: a state of the machine that slowed the evaluation which
+made the record (another job, a candidate's leftovers) does not persist in it. A record is written only by the host, from blocks the trusted
 reference runner timed interleaved with a candidate's, and lives under forge's
 cache root, where no isolated candidate can write.
 """

@@ -25,7 +25,11 @@ cached) and the candidate. Around it, this module:
 * checks every output produced while timed (a checksum each, the last ones in
   full), and the operators PyTorch ran in one call per block that the host
   picked at random (op_census), so that a candidate honest while verified and
-  PyTorch-backed while timed is caught.
+  PyTorch-backed while timed is caught;
+* on the CPU, samples both runners' threads from outside while they are timed
+  (cpu_samples) and holds the candidate's samples to op_census.judge_samples:
+  PyTorch compute that its census did not record, or that the reference never
+  runs, shows there whatever the candidate's process did to its census.
 """
 
 from __future__ import annotations
@@ -34,11 +38,11 @@ import random
 import secrets
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from forge_sandbox import compare, op_census, protocol
+from forge_sandbox import compare, cpu_samples, op_census, protocol
 from forge_sandbox.sides import Malformed, Sides, expect, outputs_limit
 from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
 
@@ -57,6 +61,7 @@ class Block:
     census_at: int
     reply: dict  # the runner's reply that ended the block
     wall_ms: float  # the whole block, on the host's clock
+    spans: list = field(default_factory=list)  # per call, [start, end] of the forward (CLOCK_MONOTONIC ns)
     cpu_s: float = 0.0  # the candidate's CPU time during the block (its processes, read from /proc)
     busiest_thread_s: float = 0.0  # the CPU time of its busiest thread meanwhile
 
@@ -79,8 +84,11 @@ class Benchmark:
         tolerance: dict | None,
         compile_mode: str | None,
         reference_ops: set[str],
+        census_kinds: set[str] | None = None,
     ) -> None:
-        """``compile_mode``: time the reference under torch.compile in this mode (None: do not)."""
+        """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
+        ``census_kinds``: the kinds of PyTorch work ('library', 'compute') the candidate's census
+        recorded while it was verified."""
         self.sides = sides
         self.on_cuda = on_cuda
         self.blocks = blocks
@@ -93,17 +101,31 @@ class Benchmark:
         self.reference_ops = reference_ops
         self.compile_reason = ""  # why the compiled reference could not be timed
         self.quiet_waits_ms: list[float] = []
+        self.census_kinds = set(census_kinds or ())  # the kinds of work its census recorded, verified or timed
+        # The outside view of the CPU (cpu_samples); on CUDA the device's own kernel census does this.
+        self.sampling = "" if on_cuda else cpu_samples.available()
+        self.profiles: cpu_samples.Profiles | None = None  # from the first timed block on (_attach_samplers)
+        self.call_estimate_ms = 0.0  # the longest side's typical call, from the probe
 
     # -- the run ------------------------------------------------------------------------------
 
     def run(self) -> dict:
         """Time every side; return the figures (see ``_figures``) or raise Stop."""
+        try:
+            return self._run()
+        finally:
+            if self.profiles is not None:
+                self.profiles.close()
+
+    def _run(self) -> dict:
         sides = [EAGER, CANDIDATE]
         if self.compile_mode and self._compile():
             sides.insert(1, COMPILED)
         for side in sides:
             self._time(side, self._schedule(1), warmup=True)
         n = self._calls_per_block(sides)
+        if not self.on_cuda and not self.sampling:
+            self._attach_samplers()
         timed: dict[str, list[Block]] = {side: [] for side in sides}
         for _ in range(self.blocks):
             calls = self._schedule(n)
@@ -116,7 +138,51 @@ class Benchmark:
                 census = -1 if side == COMPILED else census_at
                 timed[side].append(self._time(side, calls, census_at=census, checksum_seed=seed, keep=min(2, n)))
             self._check_block(timed[EAGER][-1], timed[CANDIDATE][-1])
-        return self._figures(timed, n)
+        figures = self._figures(timed, n)
+        figures["cpu_samples"] = self._judge_samples()
+        return figures
+
+    def _attach_samplers(self) -> None:
+        """Sample both runners from now on; the candidate is stopped meanwhile, so that no thread of it
+        escapes: every later thread or process is inherited from one already sampled."""
+        self.profiles = cpu_samples.Profiles(cpu_samples.period_for(self.call_estimate_ms))
+        paused = self.sides.cand.pause()
+        try:
+            self.profiles.attach(EAGER, self.sides.ref.processes())
+            self.profiles.attach(CANDIDATE, self.sides.cand.processes())
+        except OSError as exc:  # the kernel refused the ring buffers' pages (perf_event_mlock_kb)
+            self.profiles.close()
+            self.profiles = None
+            self.sampling = f"the perf ring buffers were refused ({exc.strerror or exc})"
+        finally:
+            self.sides.cand.resume(paused)
+
+    def _judge_samples(self) -> dict:
+        """The rule on the candidate's sampled CPU time (op_census.judge_samples); the figures for the verdict."""
+        if self.profiles is None:
+            return {"measured": False, "reason": self.sampling or "CUDA: the device's kernel census applies"}
+        ref, cand = self.profiles.phases[EAGER], self.profiles.phases[CANDIDATE]
+        lost = self.profiles.lost[CANDIDATE]
+        if lost:
+            raise Stop(
+                REJECTED,
+                f"while timed: the host lost {lost} samples of the candidate's threads (their ring buffers were "
+                "full): CPU time it cannot account for is not allowed",
+                stage="benchmark",
+            )
+        has_library = any(op_census.kind(name) == "library" for name in self.reference_ops)
+        problem = op_census.judge_samples(ref, cand, self.census_kinds, has_library)
+        if problem:
+            raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
+        return {
+            "measured": True,
+            "period_us": self.profiles.period_ns / 1e3,
+            "candidate_forward": sum(cand["forward"].values()),
+            "candidate_around": sum(cand["around"].values()),
+            "reference_forward": sum(ref["forward"].values()),
+            "reference_lost": self.profiles.lost[EAGER],
+            "own_share": op_census.own_share_from_samples(cand),
+        }
 
     def _compile(self) -> bool:
         paused = self.sides.cand.pause()  # compiling is work, and the candidate's must not slow it
@@ -144,7 +210,9 @@ class Benchmark:
             estimates.append(statistics.median(self._time(COMPILED, probe, warmup=True).times_ms))
         cand = self._time(CANDIDATE, probe, warmup=True)
         estimates.append(statistics.median(cand.windows_ms) - overhead)
-        lo, hi = (10, 1000) if self.on_cuda else (5, 50)
+        self.call_estimate_ms = max(max(estimates), statistics.median(cand.windows_ms))
+        # On the CPU at least 20 calls, so that the host's samples of a block are never too few to judge.
+        lo, hi = (10, 1000) if self.on_cuda else (20, 50)
         return int(min(hi, max(lo, self.budget_s * 1e3 / max(max(estimates), 1e-3))))
 
     # -- one block ----------------------------------------------------------------------------
@@ -154,17 +222,28 @@ class Benchmark:
         message = {"op": "time", "calls": len(calls), "checksum_seed": checksum_seed,
                    "keep_last": 0 if warmup else keep, "which": side}  # fmt: skip
         cand = self.sides.cand
+        # The candidate is sampled while timed; the reference also while warming up, so that the functions
+        # it runs are known from more samples.
+        sampled = self.profiles is not None and side != COMPILED and (side == EAGER or not warmup)
         if side == CANDIDATE:
             before = cand.thread_times()
-            block = self._exchange(side, message, calls, census_at)
+            if sampled:
+                self.profiles.begin(side)
+            block = self._exchange(side, message, calls, census_at, sampled)
             block.cpu_s, block.busiest_thread_s = cand.thread_times().since(before)
+            if sampled:
+                self.profiles.end(side, block.spans, cand.processes())
             self._check_candidate_reply(block.reply)
             return block
         paused = cand.pause()
         try:
             if self.on_cuda:
                 self._wait_quiet()
-            block = self._exchange(side, message, calls, census_at)
+            if sampled:
+                self.profiles.begin(side)
+            block = self._exchange(side, message, calls, census_at, sampled)
+            if sampled:
+                self.profiles.end(side, block.spans, self.sides.ref.processes())
         finally:
             used = cand.resume(paused)
         if used > QUIET_CPU_S:
@@ -176,10 +255,10 @@ class Benchmark:
             )
         return block
 
-    def _exchange(self, side: str, message: dict, calls: list, census_at: int) -> Block:
+    def _exchange(self, side: str, message: dict, calls: list, census_at: int, sampled: bool = False) -> Block:
         """The host's side of timing.time_calls: its word starts each call, the checksum ends it."""
         sides, stage = self.sides, "benchmark"
-        times, windows, checksums = [], [], []
+        times, windows, checksums, spans = [], [], [], []
         block_start = time.perf_counter()
         sides.send_step(side, message, stage)
         for i, call in enumerate(calls):
@@ -192,11 +271,18 @@ class Benchmark:
             ms, checksum = done.get("ms"), done.get("checksum")
             if done.get("done") != i or not _number(ms) or ms < 0 or not isinstance(checksum, list):
                 raise Malformed(stage, f"a malformed report of call {i + 1}")
+            if sampled:
+                self.profiles.collect(side)  # outside the window: the host's clock has stopped
             times.append(float(ms))
             checksums.append(checksum)
+            span = done.get("span")
+            if not (isinstance(span, list) and len(span) == 2 and all(_number(t) for t in span)):
+                raise Malformed(stage, f"a malformed span of call {i + 1}")
+            spans.append(span)
         reply = sides.receive_step_reply(side, stage)
         wall = (time.perf_counter() - block_start) * 1e3
-        return Block(side, times, windows, checksums, census_at, reply, wall)
+        spans.sort()
+        return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans)
 
     def _wait_quiet(self) -> None:
         quiet = self.sides.ask_ref({"op": "quiet", "timeout": 2.0})
@@ -243,6 +329,7 @@ class Benchmark:
         if not isinstance(cand_ops, dict) or not all(isinstance(c, int) for c in cand_ops.values()):
             raise Malformed("benchmark", "no operator census of the call the host picked")
         self.reference_ops.update(ref_ops or {})
+        self.census_kinds |= {op_census.kind(name) for name in op_census.work(cand_ops)}
         problem = op_census.judge(cand_ops, ref_ops or {}, self.reference_ops)
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")

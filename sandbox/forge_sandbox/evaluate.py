@@ -52,6 +52,7 @@ class EvalOptions:
     isolate: bool = True  # the candidate's runner in namespaces of its own (isolation.py), where available
     profile_isolated: bool = False  # run ncu's target in the candidate's namespaces too (unproven on GPUs)
     extra_env: dict = field(default_factory=dict)  # variables the candidate's process gets besides the kept ones
+    memory_gb: float | None = None  # what the candidate's processes may keep resident; default half the machine's
 
 
 def evaluate(
@@ -123,7 +124,7 @@ class _Pipeline:
         source = self._read_candidate()
         self._static(source)
         runner_options = RunnerOptions(self.opt.device, self.opt.timeout, self.opt.isolate, self.opt.threads or 0,
-                                       dict(self.opt.extra_env))  # fmt: skip
+                                       dict(self.opt.extra_env), int((self.opt.memory_gb or 0) * 2**30))  # fmt: skip
         self.sides = sides = Sides(self.workdir, source, os.path.basename(self.candidate), runner_options)
         self.verdict.environment = sides.ask_ref({"op": "hello", "calibrate": self.on_cuda})["environment"]
         self._check_isolation()
@@ -211,7 +212,7 @@ class _Pipeline:
             }
         )
         forward = sides.ask_ref({"op": "forward"})
-        expected = protocol.load_tensors(forward["payload"])
+        expected, spreads = protocol.load_tensors(forward["payload"])
         if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
             raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
         kept, ref_ops = forward["kept"], forward["ops"]
@@ -239,13 +240,13 @@ class _Pipeline:
             "variants_dropped": {plan[int(i)]: why for i, why in forward["dropped"].items()},
         }
         self.verdict.correctness.append(record)
-        for j, (i, want, got, trial) in enumerate(zip(kept, expected, actual, trials)):
+        for j, (i, want, spread, got, trial) in enumerate(zip(kept, expected, spreads, actual, trials)):
             where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {j + 1}"
             if plan[i] != variants.STANDARD:
                 where += f" ({variants.DESCRIPTIONS[plan[i]]})"
             self._check_trial(trial, where)
             self._check_ops(reply["ops"].get(str(j)), ref_ops.get(str(i), {}), where)
-            ok, reason, stats = compare.compare_outputs(want, got, self.tolerance)
+            ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
             for key, value in stats.items():
                 record[key] = max(record.get(key, 0), value)
             if not ok:
@@ -307,6 +308,7 @@ class _Pipeline:
             tolerance=self.tolerance,
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,
+            census_kinds={op_census.kind(name) for name in self.verdict.torch_ops},
         )
         figures = bench.run()
         v = self.verdict
@@ -330,11 +332,14 @@ class _Pipeline:
             "repeatability": {k: _sig(x) if isinstance(x, float) else x for k, x in figures["repeatability"].items()},
             "candidate_reported_ms": _sig(figures["candidate_reported_ms"]),
             "quiet_wait_ms": _sig(figures["quiet_wait_ms"]),
+            "cpu_samples": figures["cpu_samples"],
             # the task's declared work at the timed shape, for roofline figures
             "flops": timed.setup.get("flops"),
             "bytes": timed.setup.get("bytes") or timed.output_bytes,
             "bytes_declared": bool(timed.setup.get("bytes")),
         }
+        if figures["cpu_samples"].get("own_share") is not None:
+            v.own_share = figures["cpu_samples"]["own_share"]  # seen from outside: it replaces the runner's own split
         v.stage = "benchmark"
 
     def _compile_baseline(self, figures: dict, compile_key: str | None, cached: dict | None) -> dict:
@@ -342,7 +347,14 @@ class _Pipeline:
         if compile_key is None:
             return {"ms": None, "reason": "not requested", "mode": mode}
         if cached:
-            return {"ms": cached["ms"], "iqr_ms": cached.get("iqr_ms"), "mode": mode, "cached": True,
+            # What the record keeps is how the compiled reference compared with the eager one in blocks
+            # timed side by side; today's eager figure scales it. A machine that ran slower or faster
+            # when the record was made (or a candidate that left it so) does not carry over.
+            ms, eager_then = cached["ms"], cached.get("eager_ms")
+            scaled = _number(eager_then) and eager_then > 0
+            return {"ms": _sig(ms / eager_then * figures["ms"][EAGER]) if scaled else ms,
+                    "iqr_ms": cached.get("iqr_ms"), "mode": mode, "cached": True,
+                    "cached_ms": ms, "cached_eager_ms": eager_then if scaled else None,
                     "measured_at": cached.get("measured_at")}  # fmt: skip
         if COMPILED not in figures["ms"]:
             return {"ms": None, "reason": figures["compile_reason"] or "torch.compile failed", "mode": mode}
@@ -354,6 +366,10 @@ class _Pipeline:
 
 def _describe_overrides(overrides: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in overrides.items()) or "default shapes"
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _sig(x: float | None) -> float | None:

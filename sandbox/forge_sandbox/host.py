@@ -16,6 +16,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -243,6 +244,8 @@ class RunnerProcess:
 
     def _fail(self, kind: str, message: str) -> RunnerFailure:
         self.kill()
+        if self.watch_failure:  # whatever the host was doing when a watch killed the runner, that is why
+            kind, message = "limit", self.watch_failure
         return RunnerFailure(kind, message, self.log_tail())
 
     def kill(self) -> None:
@@ -496,3 +499,60 @@ def cpu_seconds(pids: list[int]) -> float:
         except (OSError, ValueError, IndexError):
             continue
     return total / _TICK
+
+
+class MemoryWatch:
+    """A thread of the host's that kills a runner once its processes hold more memory than allowed.
+
+    No limit inside the runner would do: CUDA reserves far more address space than it uses, and a
+    candidate may start processes of its own. So the host reads what every process of the runner
+    keeps resident, every ``every_s``, whatever the host is doing meanwhile, and kills the runner
+    before the machine runs out (the kernel's OOM killer picks its victim, which may be anyone)."""
+
+    def __init__(self, runner: RunnerProcess, limit_bytes: int, every_s: float = 0.05) -> None:
+        self.runner, self.limit, self.every_s = runner, limit_bytes, every_s
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="forge-memory-watch", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.every_s):
+            used = resident_bytes(self.runner.processes())
+            self.peak = max(self.peak, used)
+            if used > self.limit:
+                self.runner.watch_failure = (
+                    f"its processes held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB "
+                    "allowed; the process group was killed"
+                )
+                self.runner.kill()
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def resident_bytes(pids: list[int]) -> int:
+    """Memory the processes keep resident (their RSS, summed), read from /proc."""
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            continue  # gone
+    return total
+
+
+def default_memory_limit() -> int:
+    """Half of the machine's memory: the candidate's runner may never take the host down."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024 // 2
+    except (OSError, ValueError):
+        pass
+    return 8 * 2**30

@@ -14,9 +14,10 @@ starts outlives its evaluation.
 Files (``settle``, run by the reaper before any candidate code): every mount
 is made read-only, so that nothing a later verdict trusts can change (the
 Python installation with torch, forge's code and store, tasks, anything on the
-path); fresh private tmpfs of bounded size cover /tmp, /var/tmp, /dev/shm and
-/run, which hides other evaluations' folders and the sockets kept there, and
-its own working folder; the compilers' caches are bound back writable and what
+path); fresh private tmpfs of bounded size cover /tmp, /var/tmp, /dev/shm,
+/run and every top-level folder that is not the operating system's (/home,
+/root, /work, /mnt...), which hides other evaluations' folders, the sockets
+kept there and the user's keys and files, and its own working folder; the compilers' caches are bound back writable and what
 it must read (the reference's saved inputs, its own source) read-only. The
 serving process then moves into a nested user and mount namespace, where all of
 it is locked: it cannot remount, unmount or move those mounts.
@@ -78,6 +79,28 @@ _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
 
 # Replaced by empty private tmpfs inside, each with its size limit: RAM, so bounded.
 HIDDEN = {"/tmp": "1g", "/var/tmp": "64m", "/dev/shm": "256m", "/run": "16m"}
+# The operating system's own top-level folders. Every other one is hidden too (hidden_folders): the
+# home folders and wherever the user keeps data, work and keys (/home, /root, /work, /data, /mnt).
+# What the candidate needs from there (a virtual environment, forge's sandbox code, its compilers'
+# caches) is bound back like anything else it needs (layout).
+SYSTEM_FOLDERS = frozenset("bin boot dev etc lib lib32 lib64 libx32 opt proc run sbin snap sys tmp usr var".split())
+OTHER_FOLDER_SIZE = "16m"
+
+
+def hidden_folders() -> dict[str, str]:
+    """Every folder replaced by an empty private tmpfs inside, with its size limit."""
+    hidden = dict(HIDDEN)
+    try:
+        entries = sorted(os.listdir("/"))
+    except OSError:
+        entries = ["home", "root"]
+    for name in entries:
+        path = "/" + name
+        if name not in SYSTEM_FOLDERS and os.path.isdir(path) and not os.path.islink(path):
+            hidden[path] = OTHER_FOLDER_SIZE
+    return hidden
+
+
 OWN_FOLDER_SIZE = "256m"  # the candidate's working folder inside, a private tmpfs too
 CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH", "XDG_CACHE_HOME")
 
@@ -204,13 +227,18 @@ def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
     readable, when a tmpfs would hide them. A readable folder that would bring back a whole hidden
     folder, or cover a writable one, is left out."""
     writable = _dirs([*(v for k, v in caches.items() if k in CACHE_VARIABLES)])
-    paths = [*readable, sys.prefix, sys.base_prefix, *site.getsitepackages(), *sys.path]
+    # Python itself, its packages, and forge's sandbox code: not the host's whole sys.path (its
+    # working folder, a test suite's folders), which may hold what a candidate must not read.
+    sandbox_code = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    python = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(), site.getusersitepackages()]
+    paths = [*readable, *python, sandbox_code, *(p for p in sys.path if p and _under(os.path.abspath(p), python))]
     paths += os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    hidden = hidden_folders()
     keep = [
         p
         for p in _dirs(paths)
-        if _under(p, HIDDEN)
-        and not any(_under(h, [p]) for h in HIDDEN)  # /tmp itself (or / ) would undo the tmpfs
+        if _under(p, hidden)
+        and not any(_under(h, [p]) for h in hidden)  # /tmp itself (or / ) would undo the tmpfs
         and not any(_under(w, [p]) for w in [*writable, own])
     ]
     return {"own": os.path.abspath(own), "writable": writable, "readable": keep}
@@ -294,7 +322,7 @@ def _all_read_only(libc) -> list[str]:
 
 
 def restrict_files(own: str, writable: list[str], readable: list[str]) -> list[str]:
-    """Every mount read-only (/proc, /sys and /dev too), the HIDDEN folders replaced by private
+    """Every mount read-only (/proc, /sys and /dev too), the hidden folders replaced by private
     tmpfs, then ``readable`` bound back read-only and ``writable`` writable, in that order so that
     no read-only folder covers a writable one, and a private tmpfs over ``own``, its working
     folder. Returns the mounts that stayed writable; raises OSError when the rest fails."""
@@ -304,7 +332,7 @@ def restrict_files(own: str, writable: list[str], readable: list[str]) -> list[s
     handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
     failed = _all_read_only(libc)
     failed += _minimal_dev(libc)
-    for folder, size in HIDDEN.items():
+    for folder, size in hidden_folders().items():
         if os.path.isdir(folder) and not os.path.islink(folder):
             _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data=f"mode=1777,size={size}")
     for fd, path, rw in handles:

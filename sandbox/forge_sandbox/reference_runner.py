@@ -158,12 +158,13 @@ class ReferenceRunner:
         return taskfile.call_task_function(self.task, "get_inputs", self.task_path)
 
     def cmd_forward(self, msg: dict) -> dict:
-        """The expected outputs (on the pipe) of every trial the reference accepts, and its operators.
+        """The expected outputs (on the pipe) of every trial the reference accepts, with their spread
+        under rounding (variants.rounding_spread), and its operators.
 
         A trial of the task's own inputs that raises is the task's fault; a variant that the
         reference does not accept (variants.acceptable) is dropped, with the reason."""
         h = self.harness
-        kept, dropped, outputs, ops = [], {}, [], {}
+        kept, dropped, outputs, spreads, ops = [], {}, [], [], {}
         standard_nonfinite = 0
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
             try:
@@ -178,10 +179,20 @@ class ReferenceRunner:
             if not variants.acceptable(out, variant, standard_nonfinite):
                 dropped[str(i)] = "the reference's output is not finite"
                 continue
+            spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
+            share = None if spread is None else variants.unstable(spread, out)
+            if share is not None:
+                if variant != variants.STANDARD:
+                    dropped[str(i)] = (
+                        f"the reference's output moves {share:.1%} when its inputs are rounded differently"
+                    )
+                    continue
+                spread = None
             kept.append(i)
             outputs.append(cpu(out).clone() if isinstance(out, torch.Tensor) else out)
+            spreads.append(None if spread is None else cpu(spread))
             ops[str(i)] = counts
-        self.payload = protocol.tensors_to_bytes(outputs)
+        self.payload = protocol.tensors_to_bytes([outputs, spreads])
         return {"kept": kept, "dropped": dropped, "ops": ops}
 
     # -- baselines and timing ---------------------------------------------------------------------

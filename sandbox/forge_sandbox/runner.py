@@ -94,8 +94,8 @@ class ModelHarness:
             ops[i] = recorder.counts
             return go["call"], recorder
 
-        def end_call(i: int, ms: float, out) -> None:
-            channel.send({"done": i, "ms": ms, "checksum": checksummer(out)})
+        def end_call(i: int, ms: float, out, span: list[int]) -> None:
+            channel.send({"done": i, "ms": ms, "checksum": checksummer(out), "span": span})
             if i >= keep_from:
                 kept.append(cpu(out).clone() if type(out) is torch.Tensor else None)
 

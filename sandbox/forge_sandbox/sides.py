@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from forge_sandbox import isolation, protocol
-from forge_sandbox.host import RunnerFailure, RunnerProcess
+from forge_sandbox.host import MemoryWatch, RunnerFailure, RunnerProcess, default_memory_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
 
@@ -59,6 +59,7 @@ class RunnerOptions:
     isolate: bool
     threads: int  # torch's CPU threads on both sides (0: torch's default)
     extra_env: dict  # variables for the candidate's process beyond the kept ones (host.child_environment)
+    memory_limit: int = 0  # bytes the candidate's processes may keep resident (0: host.default_memory_limit)
 
 
 class Sides:
@@ -68,6 +69,7 @@ class Sides:
         self.workdir = workdir
         self.opt = options
         self.runners: list[RunnerProcess] = []
+        self.memory_watches: list[MemoryWatch] = []
         self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
         # The runner loads this copy: exactly the source the host checked.
         source_dir = os.path.join(workdir, "source")
@@ -104,6 +106,7 @@ class Sides:
         watched = [v for k, v in self.caches.items() if k in isolation.CACHE_VARIABLES]
         watched += [] if runner.isolated else [own]
         runner.watch = lambda: _over_budget(watched)
+        self.memory_watches.append(MemoryWatch(runner, self.opt.memory_limit or default_memory_limit()))
         return self._keep(runner)
 
     def restart_candidate_without_isolation(self) -> None:
@@ -125,6 +128,8 @@ class Sides:
         return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n}
 
     def close(self) -> None:
+        for watch in self.memory_watches:
+            watch.stop()
         for runner in self.runners:
             runner.close()
         isolation.tidy_caches(self.caches)

@@ -240,6 +240,13 @@ class _Visitor(ast.NodeVisitor):
                 self.flag(node, f"{name} with a computed name: what it reaches must be written out")
             elif isinstance(attribute.value, str) and attribute.value.startswith("_"):
                 self.flag(node, f"{name}(..., {attribute.value!r}): private internals are not for kernels")
+        if name.rsplit(".", 1)[-1] in {"attrgetter", "methodcaller"}:
+            # getattr by another name: attrgetter("_C._DisableTorchDispatch")(torch)
+            for argument in node.args[:1] if name.endswith("methodcaller") else node.args:
+                if not isinstance(argument, ast.Constant) or not isinstance(argument.value, str):
+                    self.flag(node, f"{name} with a computed name: what it reaches must be written out")
+                elif any(part.startswith("_") for part in argument.value.split(".")):
+                    self.flag(node, f"{name}({argument.value!r}): private internals are not for kernels")
         machinery = _torch_machinery(self.resolved(node.func))
         if machinery:
             self.flag(node, f"calls {self.resolved(node.func)}: {machinery}")

@@ -18,7 +18,12 @@ Method (:func:`time_calls`), the same for the references and the candidate:
 * a checksum of the output goes back to the host at once, and its clock
   stops when that arrives: the host's time for a call is its staging, the call
   and its checksum, which a candidate cannot shorten without the output;
-* warm-up is a block like any other whose times the caller discards.
+* warm-up is a block like any other whose times the caller discards;
+* each call's span on CLOCK_MONOTONIC goes back with its checksum, so that
+  the host can tell which of the samples it takes of the runner's threads
+  (cpu_samples) fell inside the forward pass. A false span moves samples
+  between "forward" and "around it", and both are held to rules
+  (op_census.judge_samples); it changes no time.
 
 The per-call times measured here come from inside a runner's process. The
 reference's are trusted; the candidate's are its own claim, which the host
@@ -36,6 +41,7 @@ import torch
 # is imported: a candidate that patches time.perf_counter or torch.cuda.Event
 # later does not reach these names, and the runner checks the originals stayed.
 _perf_counter = time.perf_counter
+_monotonic_ns = time.monotonic_ns
 _cuda_event = torch.cuda.Event
 _cuda_synchronize = torch.cuda.synchronize
 
@@ -115,8 +121,9 @@ def time_calls(model, pool: list[list], n: int, device: torch.device, start_call
     ``start_call(i)`` waits for the host's word on call ``i`` and returns its
     inputs, ``(slot, shift, seed)``, and a context manager the call runs inside
     (the operator census of a call the host picked, or one that does nothing).
-    ``end_call(i, ms, output)`` runs right after the call; it sends the host the
-    output's checksum, which stops the host's clock.
+    ``end_call(i, ms, output, span)`` runs right after the call; it sends the
+    host the output's checksum, which stops the host's clock, and the call's
+    ``[start, end]`` in CLOCK_MONOTONIC nanoseconds.
     """
     staging = make_staging(pool)
     flush = flush_buffer(device)
@@ -129,6 +136,7 @@ def time_calls(model, pool: list[list], n: int, device: torch.device, start_call
             inputs = staging[i % 2]
             fill_staging(inputs, pool[slot], shift, seed)
             _sync(device)
+            started_ns = _monotonic_ns()
             with context:
                 if device.type == "cuda":
                     start, end = _cuda_event(enable_timing=True), _cuda_event(enable_timing=True)
@@ -142,7 +150,7 @@ def time_calls(model, pool: list[list], n: int, device: torch.device, start_call
                     t0 = _perf_counter()
                     out = model(*inputs)
                     times.append((_perf_counter() - t0) * 1e3)
-            end_call(i, times[-1], out)
+            end_call(i, times[-1], out, [started_ns, _monotonic_ns()])
             del out
     return times
 

@@ -16,15 +16,30 @@ the task's own inputs, the base shape is verified on:
 A variant the reference does not accept (it raises, or its output is not
 finite where the task's own inputs gave finite outputs) is dropped, since the
 candidate is held to what the reference does, not to more.
+
+Some of these inputs make a problem ill-conditioned: attention on inputs x 100
+is nearly one-hot, and where two keys almost tie, any summation order moves the
+output by more than the dtype's tolerance. So the reference runner also runs
+every trial on its inputs *rounded differently* (each floating-point value moved
+by about one unit in its last place, ``ROUNDINGS`` times) and sends the spread
+of the outputs; the host allows a candidate ``compare.SPREAD_MARGIN`` times that
+spread on top of the tolerance. The spread is a property of the reference and
+the inputs, which the candidate never touches. A variant whose spread exceeds
+``UNSTABLE`` of the output's norm (a random or chaotic reference) is dropped; on
+the task's own inputs such a spread earns no allowance at all.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 STANDARD = "standard"
 LAYOUTS = ("transposed", "strided")
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive")
+ROUNDINGS = 2
+UNSTABLE = 1e-2
 
 DESCRIPTIONS = {
     STANDARD: "the task's own inputs",
@@ -61,6 +76,44 @@ def transform_values(inputs: list, variant: str) -> list:
                 x = x.abs()
         out.append(x)
     return out
+
+
+def rounded_differently(inputs: list, seed: int) -> list:
+    """The inputs with every floating-point value moved by about one unit in its last place (random sign)."""
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
+            generator = torch.Generator(device=x.device).manual_seed(seed)
+            noise = torch.randn(x.shape, generator=generator, device=x.device, dtype=torch.float32)
+            x = (x.float() * (1 + torch.finfo(x.dtype).eps * noise)).to(x.dtype)
+        out.append(x)
+    return out
+
+
+def rounding_spread(forward, inputs: list, output) -> torch.Tensor | None:
+    """Per element, how far ``forward`` moves ``output`` when its inputs are rounded differently
+    (None where there is nothing to measure: not a floating-point tensor)."""
+    if type(output) is not torch.Tensor or not output.is_floating_point() or not output.numel():
+        return None
+    reference = output.double()
+    spread = torch.zeros(output.shape, dtype=torch.float64, device=output.device)
+    for seed in range(ROUNDINGS):
+        other = forward(rounded_differently(inputs, seed))
+        if type(other) is not torch.Tensor or other.shape != output.shape:
+            return None
+        moved = (other.double() - reference).abs().nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
+        spread = torch.maximum(spread, moved)
+    return spread.to(torch.float64 if output.dtype == torch.float64 else torch.float32)
+
+
+def unstable(spread: torch.Tensor, output: torch.Tensor) -> float | None:
+    """The spread's share of the output's norm when it exceeds ``UNSTABLE`` (see the module doc), else None."""
+    moved = float(torch.linalg.vector_norm(spread.double()))
+    if moved == 0:
+        return None
+    norm = float(torch.linalg.vector_norm(output.double().nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)))
+    share = moved / norm if norm > 0 else math.inf
+    return share if share > UNSTABLE else None
 
 
 def apply_layout(inputs: list, variant: str) -> list:

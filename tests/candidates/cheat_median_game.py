@@ -34,9 +34,9 @@ for _m in list(sys.modules.values()):
         def _wrapped(model, pool, n, device, start_call, end_call, _orig=_orig):
             owed = [0.0]
 
-            def report(i, ms, out):
+            def report(i, ms, out, *span):
                 owed[0] += ms
-                end_call(i, owed[0] if i == n - 1 else 1e-4, out)
+                end_call(i, owed[0] if i == n - 1 else 1e-4, out, *span)
 
             return _orig(model, pool, n, device, start_call, report)
 

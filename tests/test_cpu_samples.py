@@ -1,0 +1,140 @@
+"""The host's outside view of a runner's CPU time (cpu_samples) and the rule on it (op_census.judge_samples)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from forge_sandbox import cpu_samples
+from forge_sandbox.op_census import judge_samples, own_share_from_samples, readable, sample_kind
+
+needs_perf = pytest.mark.skipif(bool(cpu_samples.available()), reason=cpu_samples.available() or "")
+
+CHILD = """
+import sys, threading, time, torch
+torch.set_num_threads(1)
+x = torch.randn(256, 1024)
+print("ready", flush=True)
+sys.stdin.readline()  # the host has attached: from here on, everything it starts is inherited
+
+def spin():
+    end = time.time() + 1.0
+    while time.time() < end:
+        torch.softmax(x, dim=-1)
+
+worker = threading.Thread(target=spin)
+worker.start()
+worker.join()
+"""
+
+
+@needs_perf
+def test_the_host_samples_a_child_and_its_later_threads_and_names_the_functions():
+    child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    sampler = cpu_samples.Sampler()
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        sampler.attach([child.pid])
+        started = time.monotonic_ns()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        time.sleep(0.5)
+        names = cpu_samples.FunctionNames()
+        names.refresh([child.pid])
+        samples = sampler.drain()
+        child.wait(timeout=30)
+    finally:
+        sampler.close()
+        child.kill()
+    assert len(samples) > 1000  # ~20 per ms of CPU time
+    assert all(s.time_ns >= started - 10**9 for s in samples)  # CLOCK_MONOTONIC, as the runner's spans
+    assert {s.tid for s in samples} - {child.pid}, "the thread started after attaching was not sampled"
+    tally = cpu_samples.tally(samples, names)
+    compute = sum(n for key, n in tally.items() if sample_kind(*key) == "compute")
+    assert compute > 0.3 * len(samples), tally.most_common(5)
+    assert any("softmax" in readable(fn) for (lib, fn) in tally if lib.startswith("libtorch")), tally.most_common(8)
+
+
+def test_names_of_mangled_functions_are_readable():
+    assert readable("_ZN2at6native12_GLOBAL__N_127softmax_lastdim_kernel_implERKNS_6TensorES4_") == (
+        "softmax_lastdim_kernel_impl"
+    )
+    flash = "_ZZN2at6native12_GLOBAL__N_119cpu_flash_attentionIffLl32ELl512ELb0EEEvRKNS_6TensorES5_"
+    assert readable(flash) == "cpu_flash_attention"
+    assert readable("mkl_blas_def_sgemm_kernel_0_zen") == "mkl_blas_def_sgemm_kernel_0_zen"
+
+
+def test_kinds_of_samples():
+    assert sample_kind("libtorch_cpu.so", "Sleef_expf16_u10") == "compute"
+    assert sample_kind("libtorch_cpu.so", "mkl_blas_def_sgemm_kernel_0_zen") == "library"
+    assert sample_kind("libtorch_cpu.so", "_ZNK3c104impl13OperatorEntry6lookupENS_14DispatchKeySetE") == "plumbing"
+    masked = "_ZN2at6native12_GLOBAL__N_122cpu_masked_fill_kernelIfEEvRNS_18TensorIteratorBaseEb"
+    assert sample_kind("libtorch_cpu.so", masked) == "compute"
+    assert sample_kind("libc10.so", "anything") == "plumbing"
+    assert sample_kind("my_kernel.so", "softmax_rows") == "other"
+
+
+SOFTMAX = ("libtorch_cpu.so", "_ZN2at6native12_GLOBAL__N_127softmax_lastdim_kernel_implERKNS_6TensorES4_")
+FLASH = ("libtorch_cpu.so", "_ZZN2at6native12_GLOBAL__N_119cpu_flash_attentionIffLl32ELl512ELb0EEEvRKNS_6TensorES5_")
+GEMM = ("libtorch_cpu.so", "mkl_blas_def_sgemm_kernel_0_zen")
+CHECKSUM = ("libtorch_cpu.so", "_ZN2at6native12_GLOBAL__N_115dot_kernel_implEv")
+OWN = ("kernel.so", "softmax_rows")
+
+
+def _profile(forward: dict, around: dict | None = None, calls: int = 100) -> dict:
+    return {"forward": Counter(forward), "around": Counter(around or {CHECKSUM: 500}), "calls": calls}
+
+
+REFERENCE = _profile({SOFTMAX: 400})
+
+
+def test_own_code_passes():
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 2}), set(), False) == ""
+    assert own_share_from_samples(_profile({OWN: 300, SOFTMAX: 2})) == pytest.approx(300 / 302, abs=1e-4)
+
+
+def test_pytorch_work_the_census_did_not_record_is_rejected():
+    reason = judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 20}), set(), False)
+    assert "out of the census's sight" in reason and "softmax_lastdim_kernel_impl" in reason
+    # the same operator recorded by the census: allowed (the reference's own operator, at its own speed)
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute"}, False) == ""
+    # a GEMM in the census explains GEMM samples, not a softmax
+    reason = judge_samples(_profile({SOFTMAX: 400, GEMM: 400}), _profile({OWN: 300, SOFTMAX: 20, GEMM: 50}),
+                           {"library"}, True)  # fmt: skip
+    assert "recorded no PyTorch compute" in reason
+
+
+def test_pytorch_compute_the_reference_never_runs_is_rejected_whatever_the_census_says():
+    reason = judge_samples(REFERENCE, _profile({OWN: 300, FLASH: 100}), {"compute"}, False)
+    assert "never runs there" in reason and "cpu_flash_attention" in reason
+
+
+def test_work_moved_out_of_the_reported_span_is_judged_where_it_ran():
+    # a false span puts PyTorch's softmax "around" the call, where the reference only checksums
+    reason = judge_samples(REFERENCE, _profile({OWN: 50}, {CHECKSUM: 500, SOFTMAX: 150}), {"compute"}, False)
+    assert "around its forward" in reason
+
+
+def test_gemm_is_allowed_only_where_the_reference_makes_one():
+    candidate = _profile({OWN: 100, GEMM: 200})
+    assert "never runs there" in judge_samples(REFERENCE, candidate, {"library"}, reference_has_library=False)
+    assert judge_samples(REFERENCE, candidate, {"library"}, reference_has_library=True) == ""
+
+
+def test_slivers_and_rare_functions_are_noise():
+    # a few samples in functions the reference happened not to be sampled in
+    rare = {("libtorch_cpu.so", f"_ZN2at6native{i}fooEv"): 2 for i in range(30)}
+    assert judge_samples(REFERENCE, _profile({OWN: 300, **rare}), {"compute"}, False) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 3000, SOFTMAX: 5}), set(), False) == ""
+
+
+def test_one_call_made_to_burn_cpu_does_not_dilute_pytorchs_share():
+    # all of PyTorch's hidden work is 40 samples; one call burns 100k samples of plain Python
+    burnt = _profile({OWN: 100_000, SOFTMAX: 40})
+    burnt["per_call"] = {"forward": [100_000] + [1] * 99, "around": [5] * 101}
+    reference = _profile({SOFTMAX: 40_000})  # a reference heavy enough that the per-call yardstick is no help
+    assert "out of the census's sight" in judge_samples(reference, burnt, set(), False)
