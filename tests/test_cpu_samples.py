@@ -138,3 +138,11 @@ def test_one_call_made_to_burn_cpu_does_not_dilute_pytorchs_share():
     burnt["per_call"] = {"forward": [100_000] + [1] * 99, "around": [5] * 101}
     reference = _profile({SOFTMAX: 40_000})  # a reference heavy enough that the per-call yardstick is no help
     assert "out of the census's sight" in judge_samples(reference, burnt, set(), False)
+
+
+def test_code_generated_by_torch_compile_is_pytorchs_work():
+    compiled = ("cq4hv63qtkamcrj7uwlfaiabcdef.so", "kernel")
+    assert sample_kind(*compiled) == "compute"
+    assert sample_kind("my_softmax.so", "kernel") == "other"  # a module of the candidate's own
+    reason = judge_samples(REFERENCE, _profile({OWN: 3000, compiled: 3}), set(), False)
+    assert "torch.compile's generated code" in reason

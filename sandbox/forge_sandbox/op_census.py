@@ -197,8 +197,11 @@ REFERENCE_SHARE = 0.25
 # too, between two of its samples (its staging and checksum touch dozens of functions a few times).
 # One hidden operator's compute sits in one to three functions, sampled at least once per call.
 RARE_SAMPLES = 8
+# torch.compile's generated code is no sampling noise: no honest candidate has any.
+COMPILED_SAMPLES = 2
 _WORK = ("compute", "library")
-_COMPUTE_MARKS = ("2at6native", "Sleef", "3vec", "Vectorized")  # at::native::, SLEEF, at::vec::
+# at::native:: (also where the mangling abbreviates at:: to a substitution), SLEEF, at::vec::
+_COMPUTE_MARKS = ("6native", "Sleef", "3vec", "Vectorized")
 
 
 def sample_kind(library: str, function: str) -> str:
@@ -209,6 +212,8 @@ def sample_kind(library: str, function: str) -> str:
     SLEEF math those inline); of those, the ones named for allocation, views, layout and copies
     (LAYOUT_OPS) are plumbing, as is everything outside ``at::native`` (the dispatcher, storage,
     version counters, the Python bindings), which an honest candidate's tensors go through too."""
+    if _compiled_by_inductor(library, function):
+        return "compute"
     if not library.startswith(_TORCH_LIBRARIES):
         return "other"
     if library.startswith(_PLUMBING_LIBRARIES):
@@ -224,6 +229,17 @@ def sample_kind(library: str, function: str) -> str:
     if any(_names_layout_op(name) for name in _identifiers(function)):
         return "plumbing"
     return "compute"
+
+
+_INDUCTOR_MODULE = re.compile(r"c[a-z0-9]{20,}(\.[A-Za-z0-9_-]+)*\.so")
+
+
+def _compiled_by_inductor(library: str, function: str) -> bool:
+    """torch.compile's CPU code: a module named for its hash (c<hash>.so) whose entry is ``kernel``,
+    or its fused kernels (``cpp_fused_*``). PyTorch's compiler did that work, not the candidate."""
+    if "cpp_fused_" in function:
+        return True
+    return bool(_INDUCTOR_MODULE.fullmatch(library)) and function in ("kernel", "_ZL9kernel_pyP7_objectS0_")
 
 
 def _names_layout_op(identifier: str) -> bool:
@@ -281,6 +297,13 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
         n = sum(counts.values())
         return n > SLIVER_SAMPLES and (n > SLIVER_SHARE * _typical_total(candidate, phase) or n > yardstick)
 
+    compiled = sum(n for phase in ("forward", "around") for key, n in candidate.get(phase, Counter()).items()
+                   if _compiled_by_inductor(*key))  # fmt: skip
+    if compiled >= COMPILED_SAMPLES:
+        return (
+            f"torch.compile's generated code ran in the candidate's process ({compiled} CPU samples, taken by the "
+            "host): the work must be the candidate's own kernels, not PyTorch's compiler"
+        )
     for phase in ("forward", "around"):
         ours, theirs = candidate.get(phase, Counter()), reference.get(phase, Counter())
         foreign = collections.Counter()
@@ -289,7 +312,7 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
             if n < RARE_SAMPLES or (library, function) in theirs or kind not in _WORK:
                 continue
             if kind == "compute" or not reference_has_library:
-                foreign[readable(function)] += n
+                foreign[_sample_name(library, function)] += n
         if beyond_noise(foreign, phase):
             where = "in its forward" if phase == "forward" else "around its forward (staging, checksum, between calls)"
             return (
@@ -304,7 +327,7 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
         unseen = collections.Counter()
         for (library, function), n in ours.items():
             if sample_kind(library, function) == kind:
-                unseen[readable(function)] += n
+                unseen[_sample_name(library, function)] += n
         if beyond_noise(unseen, "forward"):
             return (
                 f"PyTorch computed {_top(unseen)} in the candidate's forward ({sum(unseen.values())} of its "
@@ -312,6 +335,12 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
                 f"{what}: PyTorch did the work out of the census's sight"
             )
     return ""
+
+
+def _sample_name(library: str, function: str) -> str:
+    if _compiled_by_inductor(library, function):
+        return f"torch.compile's generated code ({library})"
+    return readable(function)
 
 
 def _typical_total(profile: dict, phase: str) -> float:
