@@ -112,7 +112,6 @@ RUNTIME_ONLY = {
     "cheat_forged_reply": "the candidate's runner sent a malformed reply",
     "cheat_read_expected_file": "outside tolerance",
     "cheat_zero_times": "not physical",
-    "cheat_median_game": "do not add up",
     "cheat_compressed_output": "compressed member",
     "cheat_deep_json": "malformed message",
     "cheat_payload_announce": "more than the",
@@ -478,6 +477,17 @@ def test_what_the_candidates_process_reports_cannot_lower_its_figure(name, hones
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
     if verdict.status == "passed":
         assert verdict.speedup <= 3 * honest_softmax_speedup, (verdict.speedup, honest_softmax_speedup)
+
+
+def test_a_median_game_earns_nothing():
+    # cheat_median_game reports every call as instant but one, which claims the block's total: the host's
+    # floor under each block puts the time back. Rejected when it does not add up; otherwise no gain.
+    verdict = cpu_eval("cheat_median_game", static_checks=False)
+    if verdict.status == "passed":
+        honest = cpu_eval("honest_triton")
+        assert verdict.speedup <= 3 * honest.speedup, (verdict.speedup, honest.speedup)
+    else:
+        assert verdict.status == "rejected" and "do not add up" in verdict.reasons[0], verdict.reasons
 
 
 def test_a_call_shorter_than_the_hosts_noise_is_still_the_candidates_claim():

@@ -182,7 +182,7 @@ _LIBRARY_FUNCTIONS = ("mkl_", "MKL", "dnnl", "gemm", "GEMM", "cblas", "brgemm", 
                       "conv2d", "conv3d", "Conv")  # fmt: skip
 _PLUMBING_FUNCTIONS = ("copy_kernel", "copy_impl", "copy_same_type", "direct_copy", "fill_kernel", "fill_out",
                        "empty", "lloc", "Dispatch", "OperatorEntry", "OperatorHandle", "KernelFunction",
-                       "TensorImpl", "StorageImpl", "intrusive_ptr", "ska8detail", "Hashtable", "Sp_counted",
+                       "TensorImpl", "Storage", "intrusive_ptr", "ska8detail", "Hashtable", "Sp_counted",
                        "OperatorRegistry", "TypeMeta", "RecordFunction", "ThreadLocal", "resize", "as_strided",
                        "TensorIteratorConfig", "compute_shape", "compute_types", "set_sizes", "refresh_numel",
                        "TensorOptions", "SymInt", "GradMode", "InferenceMode", "Autograd", "2at4_ops")  # fmt: skip
@@ -291,7 +291,8 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
     ``census_kinds``: the kinds of PyTorch work ('compute', 'library') its census recorded."""
     ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
     ref_work = sum(n for key, n in reference.get("forward", Counter()).items() if sample_kind(*key) in _WORK)
-    yardstick = REFERENCE_SHARE * ref_work / ref_calls * cand_calls
+    # never below twice the noise floor: a reference with next to no PyTorch work makes no yardstick
+    yardstick = max(REFERENCE_SHARE * ref_work / ref_calls * cand_calls, 2 * SLIVER_SAMPLES)
 
     def beyond_noise(counts: collections.Counter, phase: str) -> bool:
         n = sum(counts.values())
