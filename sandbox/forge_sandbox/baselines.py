@@ -56,10 +56,15 @@ def load(record_key: str) -> dict | None:
             record = json.loads(f.read(65536))
     except (OSError, ValueError):
         return None
-    ms = record.get("ms") if isinstance(record, dict) else None
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool) or not ms > 0:
+    if not isinstance(record, dict) or not _positive(record.get("ms")):
         return None
+    if not _positive(record.get("eager_ms")):
+        record["eager_ms"] = None  # an older or damaged record: its figure is used as it stands
     return record
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
 
 
 def save(record_key: str, record: dict) -> None:

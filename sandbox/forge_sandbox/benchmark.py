@@ -227,23 +227,15 @@ class Benchmark:
         sampled = self.profiles is not None and side != COMPILED and (side == EAGER or not warmup)
         if side == CANDIDATE:
             before = cand.thread_times()
-            if sampled:
-                self.profiles.begin(side)
             block = self._exchange(side, message, calls, census_at, sampled)
             block.cpu_s, block.busiest_thread_s = cand.thread_times().since(before)
-            if sampled:
-                self.profiles.end(side, block.spans, cand.processes())
             self._check_candidate_reply(block.reply)
             return block
         paused = cand.pause()
         try:
             if self.on_cuda:
                 self._wait_quiet()
-            if sampled:
-                self.profiles.begin(side)
             block = self._exchange(side, message, calls, census_at, sampled)
-            if sampled:
-                self.profiles.end(side, block.spans, self.sides.ref.processes())
         finally:
             used = cand.resume(paused)
         if used > QUIET_CPU_S:
@@ -256,9 +248,12 @@ class Benchmark:
         return block
 
     def _exchange(self, side: str, message: dict, calls: list, census_at: int, sampled: bool = False) -> Block:
-        """The host's side of timing.time_calls: its word starts each call, the checksum ends it."""
+        """The host's side of timing.time_calls: its word starts each call, the checksum ends it.
+        ``sampled``: keep the host's samples of the side's threads (cpu_samples.Profiles)."""
         sides, stage = self.sides, "benchmark"
         times, windows, checksums, spans = [], [], [], []
+        if sampled:
+            self.profiles.begin(side)
         block_start = time.perf_counter()
         sides.send_step(side, message, stage)
         for i, call in enumerate(calls):
@@ -282,6 +277,8 @@ class Benchmark:
         reply = sides.receive_step_reply(side, stage)
         wall = (time.perf_counter() - block_start) * 1e3
         spans.sort()
+        if sampled:
+            self.profiles.end(side, spans, sides.runner(side).processes())
         return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans)
 
     def _wait_quiet(self) -> None:

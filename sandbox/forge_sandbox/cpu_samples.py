@@ -368,7 +368,6 @@ class Profiles:
         self.samplers: dict[str, Sampler] = {}
         self.names: dict[str, FunctionNames] = {}
         self.phases: dict[str, dict[str, Counter]] = {}
-        self.pids: dict[str, list[int]] = {}
         self.pending: dict[str, list[Sample]] = {}
         # Per side, the samples the kernel could not write during its blocks (a ring was full): what
         # they saw is unknown.
@@ -379,7 +378,6 @@ class Profiles:
         """Once per runner, while none of its threads can start another (the candidate is stopped)."""
         sampler = self.samplers.setdefault(side, Sampler(self.period_ns))
         sampler.attach(pids)
-        self.pids[side] = pids
         self.names.setdefault(side, FunctionNames())
         self.phases.setdefault(side, {"forward": Counter(), "around": Counter(), "calls": 0})
 

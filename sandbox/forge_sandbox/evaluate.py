@@ -350,11 +350,10 @@ class _Pipeline:
             # What the record keeps is how the compiled reference compared with the eager one in blocks
             # timed side by side; today's eager figure scales it. A machine that ran slower or faster
             # when the record was made (or a candidate that left it so) does not carry over.
-            ms, eager_then = cached["ms"], cached.get("eager_ms")
-            scaled = _number(eager_then) and eager_then > 0
-            return {"ms": _sig(ms / eager_then * figures["ms"][EAGER]) if scaled else ms,
+            ms, eager_then = cached["ms"], cached["eager_ms"]  # baselines.load checked both
+            return {"ms": _sig(ms / eager_then * figures["ms"][EAGER]) if eager_then else ms,
                     "iqr_ms": cached.get("iqr_ms"), "mode": mode, "cached": True,
-                    "cached_ms": ms, "cached_eager_ms": eager_then if scaled else None,
+                    "cached_ms": ms, "cached_eager_ms": eager_then,
                     "measured_at": cached.get("measured_at")}  # fmt: skip
         if COMPILED not in figures["ms"]:
             return {"ms": None, "reason": figures["compile_reason"] or "torch.compile failed", "mode": mode}
@@ -366,10 +365,6 @@ class _Pipeline:
 
 def _describe_overrides(overrides: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in overrides.items()) or "default shapes"
-
-
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _sig(x: float | None) -> float | None:

@@ -511,7 +511,6 @@ class MemoryWatch:
 
     def __init__(self, runner: RunnerProcess, limit_bytes: int, every_s: float = 0.05) -> None:
         self.runner, self.limit, self.every_s = runner, limit_bytes, every_s
-        self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="forge-memory-watch", daemon=True)
         self._thread.start()
@@ -519,7 +518,6 @@ class MemoryWatch:
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
             used = resident_bytes(self.runner.processes())
-            self.peak = max(self.peak, used)
             if used > self.limit:
                 self.runner.watch_failure = (
                     f"its processes held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB "

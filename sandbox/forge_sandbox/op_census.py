@@ -164,8 +164,9 @@ def describe(counts: dict) -> str:
 # function of every sample (cpu_samples). PyTorch's compute shows there however it was reached:
 # softmax kernels, flash attention, MKL's GEMM. Each sample falls in one phase of a call, "forward"
 # (the span the runner reports) or "around" (staging, checksum, between calls), and
-# :func:`judge_samples` holds the candidate's to two rules:
+# :func:`judge_samples` holds the candidate's to three rules:
 #
+# * compiled: torch.compile's generated code (c<hash>.so, cpp_fused_*) may not run at all;
 # * foreign: PyTorch compute the reference never ran in that phase (GEMM and convolution libraries
 #   only where the reference runs one) shows no more than noise in the candidate's samples;
 # * unseen: PyTorch compute (or GEMM) shows no more than noise in its forward unless its census
@@ -176,7 +177,8 @@ def describe(counts: dict) -> str:
 # A forward that really runs the reference's own operators in PyTorch (allowed, see the module doc)
 # runs them at the reference's speed: it earns nothing from them.
 
-_TORCH_LIBRARIES = ("libtorch", "libc10", "libmkl", "libdnnl", "libmkldnn", "libcublas", "libcudnn")
+_LIBRARY_FILES = ("libmkl", "libdnnl", "libmkldnn", "libcublas", "libcudnn")  # GEMM/convolution libraries
+_TORCH_LIBRARIES = ("libtorch", "libc10", *_LIBRARY_FILES)
 _PLUMBING_LIBRARIES = ("libc10", "libtorch_python")
 _LIBRARY_FUNCTIONS = ("mkl_", "MKL", "dnnl", "gemm", "GEMM", "cblas", "brgemm", "mkldnn", "ideep", "onvolution",
                       "conv2d", "conv3d", "Conv")  # fmt: skip
@@ -218,7 +220,7 @@ def sample_kind(library: str, function: str) -> str:
         return "other"
     if library.startswith(_PLUMBING_LIBRARIES):
         return "plumbing"
-    if library.startswith(("libmkl", "libdnnl", "libmkldnn", "libcublas", "libcudnn")):
+    if library.startswith(_LIBRARY_FILES):
         return "library"
     if any(p in function for p in _LIBRARY_FUNCTIONS):
         return "library"
