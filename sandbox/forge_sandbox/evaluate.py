@@ -322,8 +322,9 @@ class _Pipeline:
             v.speedup_vs_compile = _sig(v.baselines["compile"]["ms"] / ms[CANDIDATE])
         v.timing = {
             "method": "cuda events, device-wide sync, L2 flushed" if self.on_cuda else "host clock, cache flushed",
-            "figure": "median per call; each candidate block bounded below by the host's clock",
+            "figure": "median per forward pass; each candidate block bounded below by the host's clock",
             "calls_per_block": figures["calls_per_block"],
+            "passes_per_call": figures["passes_per_call"],
             "blocks": bench.blocks,
             "interleaved": True,
             "pool": self.opt.pool,

@@ -215,7 +215,7 @@ class RunnerProcess:
 
     def cpu_time(self) -> float:
         """CPU seconds used so far by every process of the runner, read from outside it."""
-        return cpu_seconds(self.processes())
+        return self.thread_times().total
 
     def thread_times(self) -> ThreadTimes:
         """CPU time so far of every thread of every process of the runner, read from outside it."""
@@ -442,9 +442,10 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 @dataclass(frozen=True)
 class ThreadTimes:
-    """CPU seconds per thread (``/proc/PID/task/TID/schedstat``, in nanoseconds) and of reaped children.
+    """CPU seconds per thread (``/proc/PID/task/TID/schedstat``, in nanoseconds) and of reaped children:
+    the host's one reading of a runner's CPU time (``total``: whether a paused runner stayed quiet).
 
-    Two readings tell how many cores a runner kept busy at once in a way the load of the
+    Two readings also tell how many cores a runner kept busy at once in a way the load of the
     machine does not change: the total over the busiest thread. When other work shares the
     cores, every busy thread of the runner gets less, but the ratio stays.
     """
@@ -469,6 +470,11 @@ class ThreadTimes:
                     threads[(pid, tid)] = seconds
         return cls(threads, reaped / _TICK)
 
+    @property
+    def total(self) -> float:
+        """CPU seconds of every thread so far, and of the children reaped."""
+        return sum(self.threads.values()) + self.reaped_s
+
     def since(self, before: ThreadTimes) -> tuple[float, float]:
         """(total CPU seconds, the busiest thread's CPU seconds) between ``before`` and this reading."""
         deltas = [max(0.0, s - before.threads.get(key, 0.0)) for key, s in self.threads.items()]
@@ -487,18 +493,6 @@ def _thread_seconds(pid: int, tid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / _TICK
     except (OSError, ValueError, IndexError):
         return None
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of these processes, all their threads and reaped children, from /proc."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = _stat_fields(pid)
-            total += sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / _TICK
 
 
 class MemoryWatch:
