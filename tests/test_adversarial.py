@@ -490,15 +490,19 @@ def test_a_median_game_earns_nothing():
         assert verdict.status == "rejected" and "do not add up" in verdict.reasons[0], verdict.reasons
 
 
-def test_a_call_shorter_than_the_hosts_noise_is_still_the_hosts_figure():
-    # softmax_small's pass takes ~10 us, the host's window around one ~0.1 ms (milliseconds on a loaded
-    # machine): one host word starts a group of passes (timing.time_calls) until that is a small share.
-    # A 100x slowed clock passed at 3.1x before (44.8x on a loaded machine); the same kernel honest
-    # measures 0.1-0.5x here (a scalar exp against PyTorch's vectorised one).
+def test_a_call_shorter_than_the_hosts_noise_is_still_the_candidates_claim():
+    # Open (issue 11): where one call takes less than the host's overhead varies by (softmax_small,
+    # ~10 us against ~0.1 ms quiet, ms loaded), the host's floor says nothing and a patched clock
+    # still decides. Two ways out were tried and dropped: a group of passes per host word (the
+    # candidate knows a group's later inputs and can batch them: no real model can) and the runner's
+    # CPU time around each call (it differs between two processes by ~0.1 ms after the cache flush).
+    # The verdict at least says that its figure rests on the candidate's report.
     verdict = cpu_eval("cheat_clock_patched_everywhere", task="softmax_small", static_checks=False)
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
     if verdict.status == "passed":
-        assert verdict.speedup < 1.0, verdict.timing
+        assert any("rests on its own report" in w for w in verdict.warnings), verdict.warnings
+        if verdict.speedup > 3:
+            pytest.xfail(f"open (issue 11): a 100x slowed clock passed at {verdict.speedup:.1f}x on a tiny task")
 
 
 def test_a_namespace_of_its_own_is_refused():

@@ -18,9 +18,7 @@ cached) and the candidate. Around it, this module:
   as its windows leave once that is taken off. So patched clocks, hidden work,
   work moved into the checksum or between calls can only make its figure
   worse, and a block whose calls took far longer than reported (beyond how
-  much the reference's overhead varies) is rejected outright. Where the
-  references' passes are short beside that overhead, a call is a group of
-  passes (``repeat_for``), so that the window is mostly theirs;
+  much the reference's overhead varies) is rejected outright;
 * on the CPU, the candidate may not keep more cores busy than the thread
   count both sides get (its CPU time over its busiest thread's, from /proc);
 * takes each side's figure as the median per call over all timed calls;
@@ -36,7 +34,6 @@ cached) and the candidate. Around it, this module:
 
 from __future__ import annotations
 
-import math
 import random
 import secrets
 import statistics
@@ -45,7 +42,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from forge_sandbox import compare, cpu_samples, op_census, protocol, timing
+from forge_sandbox import compare, cpu_samples, op_census, protocol
 from forge_sandbox.sides import Malformed, Sides, expect, outputs_limit
 from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
 
@@ -109,7 +106,6 @@ class Benchmark:
         self.sampling = "" if on_cuda else cpu_samples.available()
         self.profiles: cpu_samples.Profiles | None = None  # from the first timed block on (_attach_samplers)
         self.call_estimate_ms = 0.0  # the longest side's typical call, from the probe
-        self.repeat = 1  # forward passes per call (timing.time_calls), from the probe
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -204,29 +200,26 @@ class Benchmark:
         return [[secrets.randbelow(self.pool), 1 + secrets.randbelow(1 << 20), draw_seed()] for _ in range(n)]
 
     def _calls_per_block(self, sides: list[str]) -> int:
-        """Forward passes per call (``self.repeat``) from the references alone, and calls per block
-        from the time budget: the references' own times, and for the candidate only the host's clock
-        (so that it cannot shrink the blocks, or the groups, by claiming to be slow)."""
+        """Calls per block from the time budget: the references' own times, and for the candidate
+        only the host's clock (so that it cannot shrink the blocks by claiming to be slow)."""
         probe = self._schedule(5)
         ref = self._time(EAGER, probe, warmup=True)
         overhead = statistics.median(w - t for w, t in zip(ref.windows_ms, ref.times_ms))
-        references = [statistics.median(ref.times_ms)]
+        estimates = [statistics.median(ref.times_ms)]
         if COMPILED in sides:
-            references.append(statistics.median(self._time(COMPILED, probe, warmup=True).times_ms))
+            estimates.append(statistics.median(self._time(COMPILED, probe, warmup=True).times_ms))
         cand = self._time(CANDIDATE, probe, warmup=True)
-        estimates = [*references, statistics.median(cand.windows_ms) - overhead]
-        self.repeat = repeat_for(min(references), overhead, ref.reply.get("forward_bytes"), self.on_cuda)
-        self.call_estimate_ms = self.repeat * max(max(estimates), statistics.median(cand.windows_ms))
-        # On the CPU at least 20 calls (of one pass), so that the host's samples of a block are never
-        # too few to judge; a group holds many passes' samples.
-        lo, hi = (10, 1000) if self.on_cuda else (20 if self.repeat == 1 else 5, 50)
-        return int(min(hi, max(lo, self.budget_s * 1e3 / max(self.repeat * max(estimates), 1e-3))))
+        estimates.append(statistics.median(cand.windows_ms) - overhead)
+        self.call_estimate_ms = max(max(estimates), statistics.median(cand.windows_ms))
+        # On the CPU at least 20 calls, so that the host's samples of a block are never too few to judge.
+        lo, hi = (10, 1000) if self.on_cuda else (20, 50)
+        return int(min(hi, max(lo, self.budget_s * 1e3 / max(max(estimates), 1e-3))))
 
     # -- one block ----------------------------------------------------------------------------
 
     def _time(self, side: str, calls: list, warmup: bool = False, census_at: int = -1, checksum_seed: int = 0,
               keep: int = 0) -> Block:  # fmt: skip
-        message = {"op": "time", "calls": len(calls), "checksum_seed": checksum_seed, "repeat": self.repeat,
+        message = {"op": "time", "calls": len(calls), "checksum_seed": checksum_seed,
                    "keep_last": 0 if warmup else keep, "which": side}  # fmt: skip
         cand = self.sides.cand
         # The candidate is sampled while timed; the reference also while warming up, so that the functions
@@ -269,7 +262,7 @@ class Benchmark:
             start = time.perf_counter()
             sides.send_step(side, {"go": i, "call": call, "census": i == census_at}, stage)
             done = sides.read_step(side, stage)
-            windows.append((time.perf_counter() - start) * 1e3 / self.repeat)  # per forward pass, like ms
+            windows.append((time.perf_counter() - start) * 1e3)
             ms, checksum = done.get("ms"), done.get("checksum")
             if done.get("done") != i or not _number(ms) or ms < 0 or not isinstance(checksum, list):
                 raise Malformed(stage, f"a malformed report of call {i + 1}")
@@ -382,7 +375,6 @@ class Benchmark:
             "ms": {side: statistics.median(c) for side, c in calls.items()},
             "iqr_ms": {side: iqr(c) for side, c in calls.items()},
             "calls_per_block": n,
-            "passes_per_call": self.repeat,
             "host_clock": {
                 "overhead_ms": overhead,
                 "allowance_ms": allowance,
@@ -426,23 +418,6 @@ class Benchmark:
                 f"{self.threads} thread(s): it was not measured on equal terms",
                 stage="benchmark",
             )
-
-
-# A call groups forward passes until the host's overhead around it (staging, checksum, the pipe, the
-# scheduler's wake-ups: ~0.1 ms on a quiet CPU, milliseconds on a loaded one) is at most this share of
-# the references' passes. Otherwise that overhead's spread between two processes is more than a short
-# pass takes, and the host's clock could not bound the candidate's own claim.
-OVERHEAD_SHARE = 0.1
-GROUP_BYTES = {"cpu": 64 * 2**20, "cuda": 1 << 30}  # the most a group's inputs and outputs may hold
-
-
-def repeat_for(reference_ms: float, overhead_ms: float, forward_bytes, on_cuda: bool) -> int:
-    """Forward passes per call: enough that the overhead is OVERHEAD_SHARE of the references' passes,
-    within the group's memory (``forward_bytes``: one pass's inputs and output) and timing.MAX_REPEAT."""
-    wanted = math.ceil(max(overhead_ms, 0.0) / (OVERHEAD_SHARE * max(reference_ms, 1e-4)))
-    per_pass = forward_bytes if isinstance(forward_bytes, int) and forward_bytes > 0 else 1 << 30
-    room = GROUP_BYTES["cuda" if on_cuda else "cpu"] // (2 * per_pass)  # two staging sets
-    return max(1, min(wanted, room, timing.MAX_REPEAT))
 
 
 def compiled_reason(graphs) -> str:

