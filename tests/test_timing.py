@@ -78,6 +78,8 @@ def test_staged_inputs_are_rolled_and_jittered_apart_call_by_call():
     ratios = first[0] / torch.roll(x, 8 % 6, 0)
     assert ratios.min() >= 1 - timing.JITTER and ratios.max() <= 1 + timing.JITTER
     assert ratios.std() > 0.01  # a factor per value, not one per call
+    pair = timing.Staging([x, x]).fill(0, [x, x], 0, 42)
+    assert not torch.equal(pair[0], pair[1])  # two inputs alike get factors of their own
     again = staging.fill(1, [x, ints, 3.0], 8, 987_654_321)
     assert not torch.equal(again[0], first[0])  # another seed, other factors
     half = x.to(torch.bfloat16)

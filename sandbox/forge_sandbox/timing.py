@@ -109,8 +109,8 @@ class Staging:
 
     def fill(self, which: int, source: list, shift: int, seed: int) -> list:
         """Stage pool entry ``source`` into set ``which`` and return it."""
-        start = seed % JITTER_OFFSETS
-        for dst, src in zip(self.sets[which], source):
+        for t, (dst, src) in enumerate(zip(self.sets[which], source)):
+            start = (seed + t * 0x9E3779B1) % JITTER_OFFSETS  # each tensor its own window
             if not isinstance(src, torch.Tensor):
                 continue
             d = roll_dim(src)
