@@ -71,6 +71,9 @@ CHEATS = {
     # Red team, round 3 (static check on): operator.attrgetter reaching torch._C
     "cheat_sample_ring_overflow": {"rejected"},
     "cheat_hidden_cummax_padded": {"rejected"},
+    # Red team, round 4 (static check on): traceback's frames reach the runner's census
+    "cheat_census_emptied_through_frames": {"rejected"},
+    "cheat_short_lived_threads": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -97,6 +100,12 @@ TASK_OF = {
     "cheat_hidden_cummax_slow_probe": "slow_running_max",
     "cheat_reordered_attention": "naive_attention",
     "honest_cpp_running_max": "slow_running_max",
+    "cheat_hidden_aten_slow_probe": REPO / "tasks" / "softmax_rows.py",
+    "cheat_census_emptied_through_frames": REPO / "tasks" / "softmax_rows.py",
+    "cheat_numpy_does_the_work": REPO / "tasks" / "softmax_rows.py",
+    "cheat_fifo_in_place_of_its_extension": REPO / "tasks" / "softmax_rows.py",
+    "cheat_read_root_only_files": REPO / "tasks" / "softmax_rows.py",
+    "cheat_short_lived_threads": "gemm_mid",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -531,6 +540,10 @@ UNSEEN_BY_THE_CENSUS = {
     "cheat_hidden_cummax_padded": "hidden torch.cummax padded with Python busy-work to dilute PyTorch's share",
     "cheat_hidden_cummax_slow_probe": "hidden torch.cummax, slow only in the host's probe, so that blocks stay short",
     "cheat_reordered_attention": "hidden baddbmm + softmax, one bmm left in the census's sight",
+    # red team, round 4
+    "cheat_hidden_aten_slow_probe": "at::softmax behind a token-pasted dispatch-key guard, slow only when probed",
+    "cheat_census_emptied_through_frames": "torch.softmax; the census's counts emptied through traceback's frames",
+    "cheat_numpy_does_the_work": "numpy computes the softmax; a no-op C++ function is the 'kernel'",
 }
 
 
@@ -546,7 +559,53 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
     assert verdict.status == "rejected", (UNSEEN_BY_THE_CENSUS[name], verdict.reasons)
     reason = verdict.reasons[0]
     # named by the host's samples, or (a GEMM where the reference makes none) by the census itself
-    assert any(words in reason for words in ("PyTorch computed", "lost", "torch.compile's generated code")), reason
+    assert any(
+        words in reason for words in ("PyTorch computed", "lost", "torch.compile's generated code", "numpy or a BLAS")
+    ), reason
+
+
+def test_decoy_operators_in_the_census_cover_hidden_aten():
+    # Open (issue 11, red team round 4): cheat_decoy_ops_hide_aten runs addmm + relu through ATen from C++
+    # out of the census's sight, and torch.relu / torch.mm on 1x1 tensors in it. The census then shows
+    # compute and GEMM, so the host's samples of both are "seen", and those ops are the reference's own.
+    # It earns nothing (0.39-0.42x against the reference), but it is a pass with no work of its own.
+    verdict = cpu_eval("cheat_decoy_ops_hide_aten", task=REPO / "tasks" / "gemm_bias_relu.py", static_checks=False)
+    if verdict.status == "passed":
+        assert verdict.speedup < 1.2, verdict.speedup
+        pytest.xfail(f"open (issue 11): decoy operators hide ATen's addmm + relu (own share {verdict.own_share})")
+    assert verdict.status == "rejected", verdict.reasons
+
+
+def test_threads_joined_inside_each_call_still_count_as_cores():
+    # cheat_short_lived_threads splits each GEMM over threads started and joined inside the call, so no
+    # reading of the threads alive finds them; their process's own count still holds their time.
+    verdict = cpu_eval("cheat_short_lived_threads", task="gemm_mid", static_checks=False)
+    assert verdict.status == "rejected", verdict.reasons
+    assert "CPU cores" in verdict.reasons[0], verdict.reasons
+
+
+def test_a_fifo_in_place_of_its_extension_does_not_hang_the_host():
+    # cheat_fifo_in_place_of_extension: once loaded, its .so is replaced by a FIFO; the host names the
+    # samples taken in that mapping by reading the file, and opening a FIFO without a writer blocks.
+    verdict = cpu_eval("cheat_fifo_in_place_of_its_extension", task=TASK_OF["cheat_fifo_in_place_of_its_extension"],
+                       static_checks=False)  # fmt: skip
+    assert verdict.status in {"passed", "rejected", "runtime_error"}, verdict.reasons
+
+
+def test_root_only_files_stay_unreadable():
+    # cheat_read_root_only_files prints /etc/shadow, /etc/gshadow and the top-level files into its error,
+    # which the verdict carries back: a runner started by root kept root's access through its namespaces.
+    verdict = cpu_eval("cheat_read_root_only_files", task=TASK_OF["cheat_read_root_only_files"], static_checks=False)
+    if not _isolated(verdict):
+        pytest.skip(f"no namespace isolation here: {verdict.environment.get('isolation')}")
+    text = " ".join(verdict.reasons) + verdict.log_tail
+    for secret in ("/etc/shadow", "/etc/gshadow", "/container_info.json"):
+        try:
+            with open(secret, errors="replace") as f:
+                start = f.read(40).replace("\n", " | ").strip()
+        except OSError:
+            continue  # not here, or this test cannot read it either
+        assert not start or start not in text, (secret, text[:1000])
 
 
 def test_pytorch_running_the_references_own_operators_earns_nothing():

@@ -134,6 +134,25 @@ def test_thread_times_count_every_process_and_the_busiest_thread():
         pair.wait()
 
 
+def test_thread_times_keep_what_threads_that_exited_used():
+    # A thread started and joined again and again: no reading finds it alive, its process's count keeps it.
+    churn = (
+        "import threading, time\n"
+        "def spin():\n    end = time.process_time() + 0.02\n    while time.process_time() < end: pass\n"
+        "while True:\n    t = threading.Thread(target=spin); t.start(); t.join(); time.sleep(0.001)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", churn])
+    try:
+        time.sleep(0.3)
+        before = ThreadTimes.read([proc.pid])
+        time.sleep(1.0)
+        total, busiest = ThreadTimes.read([proc.pid]).since(before)
+        assert total > 0.3 and busiest < 0.5 * total, (total, busiest)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_every_process_of_a_paused_runner_is_stopped(tmp_path):
     # The candidate's runner loads a candidate whose child process busies a core forever.
     runner = RunnerProcess("candidate", str(tmp_path / "candidate"), "cpu")

@@ -47,7 +47,11 @@ from forge_sandbox.sides import Malformed, Sides, expect, outputs_limit
 from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
 
 EAGER, COMPILED, CANDIDATE = "eager", "compiled", "candidate"
-QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a rounding)
+PROBE_TRUST = 20  # how much longer than the references' calls the candidate's may set the sampling period
+QUIET_CPU_S = 0.02
+# Cores kept busy beyond the thread count that still pass: the clock ticks of the per-process count
+# (~0.1 of a core over a 0.1 s block) and the runner's other threads.
+CORES_SLACK = 0.25  # CPU time a stopped process may show (one clock tick and a rounding)
 
 
 @dataclass
@@ -85,10 +89,12 @@ class Benchmark:
         compile_mode: str | None,
         reference_ops: set[str],
         census_kinds: set[str] | None = None,
+        numpy_allowed: bool = False,
     ) -> None:
         """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
         ``census_kinds``: the kinds of PyTorch work ('library', 'compute') the candidate's census
-        recorded while it was verified."""
+        recorded while it was verified; ``numpy_allowed``: numpy's compute is the candidate's own (the
+        Triton interpreter's)."""
         self.sides = sides
         self.on_cuda = on_cuda
         self.blocks = blocks
@@ -101,6 +107,7 @@ class Benchmark:
         self.reference_ops = reference_ops
         self.compile_reason = ""  # why the compiled reference could not be timed
         self.quiet_waits_ms: list[float] = []
+        self.numpy_allowed = numpy_allowed
         self.census_kinds = set(census_kinds or ())  # the kinds of work its census recorded, verified or timed
         # The outside view of the CPU (cpu_samples); on CUDA the device's own kernel census does this.
         self.sampling = "" if on_cuda else cpu_samples.available()
@@ -171,7 +178,7 @@ class Benchmark:
                 stage="benchmark",
             )
         has_library = any(op_census.kind(name) == "library" for name in self.reference_ops)
-        problem = op_census.judge_samples(ref, cand, self.census_kinds, has_library)
+        problem = op_census.judge_samples(ref, cand, self.census_kinds, has_library, self.numpy_allowed)
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
         return {
@@ -208,9 +215,13 @@ class Benchmark:
         estimates = [statistics.median(ref.times_ms)]
         if COMPILED in sides:
             estimates.append(statistics.median(self._time(COMPILED, probe, warmup=True).times_ms))
+        references = max(estimates)
         cand = self._time(CANDIDATE, probe, warmup=True)
         estimates.append(statistics.median(cand.windows_ms) - overhead)
-        self.call_estimate_ms = max(max(estimates), statistics.median(cand.windows_ms))
+        # The sampling period follows the calls' length, but a candidate slow only while probed must not
+        # stretch it until its timed calls go unseen: at most PROBE_TRUST times the references' calls.
+        longest = max(max(estimates), statistics.median(cand.windows_ms))
+        self.call_estimate_ms = min(longest, PROBE_TRUST * references)
         # On the CPU at least 20 calls, so that the host's samples of a block are never too few to judge.
         lo, hi = (10, 1000) if self.on_cuda else (20, 50)
         return int(min(hi, max(lo, self.budget_s * 1e3 / max(max(estimates), 1e-3))))
@@ -409,9 +420,11 @@ class Benchmark:
             return
         # Cores kept busy at once: all its CPU time over its busiest thread's. Unlike CPU time over
         # wall time, this does not shrink when other work on the machine takes a share of the cores.
+        # The total keeps the time of threads that exited (started and joined inside each call): counted
+        # against the busiest thread still alive, as if they had run beside it.
         rates = sorted(b.cpu_s / max(b.busiest_thread_s, 0.1 * b.wall_ms / 1e3) for b in blocks if b.wall_ms > 0)
         typical = rates[len(rates) // 2]
-        if typical > self.threads + 0.5:
+        if typical > self.threads + CORES_SLACK:
             raise Stop(
                 REJECTED,
                 f"the candidate's processes used {typical:.1f} CPU cores while timed, but both sides get "

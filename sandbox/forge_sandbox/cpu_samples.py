@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from forge_sandbox import host
+
 # Each sample costs the sampled thread about 10 us of CPU time (measured on a 2-core VM: +39% CPU time
 # at one sample per 50 us, +20% per 100 us, +12% per 200 us). Both runners pay it alike, so speedups
 # keep, but a CPU figure is that much slower than unsampled; on CUDA nothing is sampled.
@@ -214,7 +216,7 @@ class _ElfFunctions:
         self.path = path
         self.strtab: tuple[int, int] = (0, 0)
         try:
-            with open(path, "rb") as f:
+            with _open_mapped_file(path) as f:
                 self._parse(f)
         except (OSError, ValueError, struct.error):
             pass  # not an ELF file we can read: its samples keep the file's name only
@@ -239,6 +241,8 @@ class _ElfFunctions:
             return
         strtab = headers[chosen[6]]
         self.strtab = (strtab[4], strtab[5])
+        if chosen[5] > MAX_SYMBOL_BYTES:
+            raise ValueError("a symbol table too large to be a real one")
         symbols = np.fromfile(f, dtype=np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
                                                   ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")]),
                               count=chosen[5] // 24, offset=chosen[4] - f.tell())  # fmt: skip
@@ -263,10 +267,22 @@ class _ElfFunctions:
 
     def _name(self, offset: int) -> str:
         start, size = self.strtab
-        with open(self.path, "rb") as f:
+        with _open_mapped_file(self.path) as f:
             f.seek(start + offset)
             raw = f.read(min(4096, max(0, size - offset)))
         return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+MAX_SYMBOL_BYTES = 512 * 2**20  # libtorch_cpu's is ~30 MB
+
+
+def _open_mapped_file(path: str):
+    """A file the candidate's process maps, opened for reading as only a plain file: the candidate
+    may have put a FIFO or a device in its place (opening a FIFO would block the host for good)."""
+    try:
+        return os.fdopen(host.open_regular_file(path), "rb")
+    except host.UnsafeFile as exc:
+        raise OSError(str(exc)) from None
 
 
 _ELF_CACHE: dict[tuple, _ElfFunctions] = {}

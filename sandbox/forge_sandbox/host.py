@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import forge_sandbox
 from forge_sandbox import protocol
@@ -452,15 +452,20 @@ class ThreadTimes:
 
     threads: dict[tuple[int, int], float]
     reaped_s: float
+    # Per process, its own count (/proc/PID/stat, in clock ticks): it keeps the time of threads that
+    # have exited, which no per-thread reading shows (a thread started and joined inside each call).
+    processes: dict[int, float] = field(default_factory=dict)
 
     @classmethod
     def read(cls, pids: list[int]) -> ThreadTimes:
         threads: dict[tuple[int, int], float] = {}
+        processes: dict[int, float] = {}
         reaped = 0
         for pid in pids:
             try:
                 fields = _stat_fields(pid)
                 reaped += int(fields[13]) + int(fields[14])  # cutime, cstime
+                processes[pid] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
                 tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
             except (OSError, ValueError, IndexError):
                 continue
@@ -468,17 +473,19 @@ class ThreadTimes:
                 seconds = _thread_seconds(pid, tid)
                 if seconds is not None:
                     threads[(pid, tid)] = seconds
-        return cls(threads, reaped / _TICK)
+        return cls(threads, reaped / _TICK, processes)
 
     @property
     def total(self) -> float:
         """CPU seconds of every thread so far, and of the children reaped."""
-        return sum(self.threads.values()) + self.reaped_s
+        return max(sum(self.threads.values()), sum(self.processes.values())) + self.reaped_s
 
     def since(self, before: ThreadTimes) -> tuple[float, float]:
-        """(total CPU seconds, the busiest thread's CPU seconds) between ``before`` and this reading."""
+        """(total CPU seconds, the busiest thread's) between ``before`` and this reading; the total counts
+        threads that exited meanwhile and reaped children too."""
         deltas = [max(0.0, s - before.threads.get(key, 0.0)) for key, s in self.threads.items()]
-        total = sum(deltas) + max(0.0, self.reaped_s - before.reaped_s)
+        by_process = sum(max(0.0, s - before.processes.get(pid, 0.0)) for pid, s in self.processes.items())
+        total = max(sum(deltas), by_process) + max(0.0, self.reaped_s - before.reaped_s)
         return total, max(deltas, default=0.0)
 
 

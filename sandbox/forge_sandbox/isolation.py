@@ -34,6 +34,7 @@ import re
 import shutil
 import signal
 import site
+import stat
 import subprocess
 import sys
 import time
@@ -99,6 +100,27 @@ def hidden_folders() -> dict[str, str]:
         if name not in SYSTEM_FOLDERS and os.path.isdir(path) and not os.path.islink(path):
             hidden[path] = OTHER_FOLDER_SIZE
     return hidden
+
+
+def secret_files(etc: str = "/etc", root: str = "/") -> list[str]:
+    """Files covered by an empty one inside: every plain file at the top of the file system (no
+    program needs one there) and every file in /etc that not everyone may read (password hashes,
+    host keys, sudoers), which a runner started by root could read through its namespaces."""
+    found = []
+    try:
+        found += [e.path for e in os.scandir(root) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        pass
+    for folder, _dirs, files in os.walk(etc):
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and not st.st_mode & stat.S_IROTH:
+                found.append(path)
+    return sorted(found)
 
 
 OWN_FOLDER_SIZE = "256m"  # the candidate's working folder inside, a private tmpfs too
@@ -335,6 +357,11 @@ def restrict_files(own: str, writable: list[str], readable: list[str]) -> list[s
     for folder, size in hidden_folders().items():
         if os.path.isdir(folder) and not os.path.islink(folder):
             _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data=f"mode=1777,size={size}")
+    for path in secret_files():
+        try:
+            _mount(libc, "/dev/null", path, _MS_BIND)
+        except OSError as exc:
+            failed.append(f"{path} ({exc.strerror})")
     for fd, path, rw in handles:
         os.makedirs(path, exist_ok=True)
         _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)

@@ -285,12 +285,14 @@ def readable(function: str) -> str:
     return max(specific, key=len)[:60] if specific else ("::".join(names) or function)[:60]
 
 
-def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], reference_has_library: bool) -> str:
+def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], reference_has_library: bool,
+                  numpy_allowed: bool = False) -> str:  # fmt: skip
     """'' when the candidate's sampled CPU time is allowed, else the reason.
 
     ``reference`` and ``candidate`` map a phase ("forward", "around") to a Counter of
     (library, function) -> samples, and "calls" to the number of calls sampled;
-    ``census_kinds``: the kinds of PyTorch work ('compute', 'library') its census recorded."""
+    ``census_kinds``: the kinds of PyTorch work ('compute', 'library') its census recorded;
+    ``numpy_allowed``: the candidate's kernels run on numpy (the Triton interpreter's)."""
     ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
     ref_work = sum(n for key, n in reference.get("forward", Counter()).items() if sample_kind(*key) in _WORK)
     # never below twice the noise floor: a reference with next to no PyTorch work makes no yardstick
@@ -324,6 +326,18 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
                 "host, out of the candidate's reach): the speedup must come from the candidate's own kernels"
             )
     ours = candidate.get("forward", Counter())
+    if not numpy_allowed:
+        theirs = reference.get("forward", Counter())
+        numeric = collections.Counter()
+        for (library, function), n in ours.items():
+            if library.startswith(NUMERIC_LIBRARIES) and (library, function) not in theirs:
+                numeric[f"{function or '?'} ({library})"] += n
+        if beyond_noise(numeric, "forward"):
+            return (
+                f"numpy or a BLAS outside PyTorch computed in the candidate's forward ({_top(numeric)}: "
+                f"{sum(numeric.values())} of its {sum(ours.values())} CPU samples there, taken by the host): the "
+                "speedup must come from the candidate's own kernels"
+            )
     for kind, what in (("compute", "PyTorch compute"), ("library", "GEMM or convolution library calls")):
         if kind in census_kinds:
             continue
@@ -338,6 +352,12 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
                 f"{what}: PyTorch did the work out of the census's sight"
             )
     return ""
+
+
+# Numeric libraries a candidate could hand its work to besides PyTorch: numpy's compiled modules and
+# the BLAS/LAPACK builds that numpy and scipy carry.
+NUMERIC_LIBRARIES = ("_multiarray_umath", "_umath_linalg", "_pocketfft", "_mt19937", "libopenblas",
+                     "libscipy_openblas", "libblas", "liblapack", "libcblas", "libflexiblas", "_fblas", "_flapack")  # fmt: skip
 
 
 def _sample_name(library: str, function: str) -> str:

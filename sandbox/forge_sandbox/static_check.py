@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 # Modules whose attributes a candidate must never reassign.
 _PROTECTED_ROOTS = {"torch", "time", "triton", "cupy", "numpy", "np", "builtins", "forge_sandbox", "gc", "os", "sys"}
 _THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess", "signal", "pty"}
-_INTROSPECTION_MODULES = {"gc", "inspect", "ctypes"}
+_INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "traceback", "faulthandler"}
 _NETWORK_MODULES = {"socket", "ssl", "urllib", "urllib3", "http", "requests", "httpx", "ftplib", "smtplib", "aiohttp"}
 _INTROSPECTION_CALLS = {"sys._getframe", "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers"}
 # os functions that start, signal or detach processes
@@ -72,6 +72,8 @@ _NATIVE_RED_FLAGS = {
     "std::thread": "starts native threads: work outside the timed call is not allowed",
     "pthread_create": "starts native threads: work outside the timed call is not allowed",
     "std::async": "starts native threads: work outside the timed call is not allowed",
+    "std::jthread": "starts native threads: work outside the timed call is not allowed",
+    "thrd_create": "starts native threads: work outside the timed call is not allowed",
 }
 # Flags an honest kernel may set: PyTorch's own backend switches, not its functions.
 _BACKEND_FLAGS = ("torch.backends.",)

@@ -49,7 +49,7 @@ def load_module(path: str, kind: str, source: str | None = None) -> ModuleType:
     now: the host reads a task once, so that a candidate that rewrites the
     task file on disk cannot change the reference it is judged against.
     """
-    name = f"forge_{kind}_{uuid.uuid4().hex[:8]}"
+    name = f"{kind}_{uuid.uuid4().hex[:8]}"
     if source is None:
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
