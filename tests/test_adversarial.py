@@ -568,7 +568,9 @@ def test_decoy_operators_in_the_census_cover_hidden_aten():
     # Open (issue 11, red team round 4): cheat_decoy_ops_hide_aten runs addmm + relu through ATen from C++
     # out of the census's sight, and torch.relu / torch.mm on 1x1 tensors in it. The census then shows
     # compute and GEMM, so the host's samples of both are "seen", and those ops are the reference's own.
-    # It earns nothing (0.39-0.42x against the reference), but it is a pass with no work of its own.
+    # It earns nothing (0.13-0.92x against the reference), but it is a pass with no work of its own.
+    # op_census rejects PyTorch doing about all of the reference's work by volume, kind by kind, but only
+    # where each kind was sampled enough to tell (here ~25 samples of relu against 50 needed).
     verdict = cpu_eval("cheat_decoy_ops_hide_aten", task=REPO / "tasks" / "gemm_bias_relu.py", static_checks=False)
     if verdict.status == "passed":
         assert verdict.speedup < 1.2, verdict.speedup

@@ -119,6 +119,15 @@ def test_work_moved_out_of_the_reported_span_is_judged_where_it_ran():
     assert "around its forward" in reason
 
 
+def test_pytorch_doing_all_the_references_work_is_rejected_whatever_the_census_shows():
+    # decoy operators on tiny tensors put compute and GEMM in the census; the samples show the volume
+    reference = _profile({SOFTMAX: 400, GEMM: 800})
+    reason = judge_samples(reference, _profile({OWN: 20, SOFTMAX: 380, GEMM: 790}), {"compute", "library"}, True)
+    assert "about all of the reference's work" in reason
+    # GEMM kept in PyTorch, the rest its own: allowed
+    assert judge_samples(reference, _profile({OWN: 300, GEMM: 790}), {"library"}, True) == ""
+
+
 def test_gemm_is_allowed_only_where_the_reference_makes_one():
     candidate = _profile({OWN: 100, GEMM: 200})
     assert "never runs there" in judge_samples(REFERENCE, candidate, {"library"}, reference_has_library=False)
