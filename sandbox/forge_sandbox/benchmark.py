@@ -48,10 +48,10 @@ from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
 
 EAGER, COMPILED, CANDIDATE = "eager", "compiled", "candidate"
 PROBE_TRUST = 20  # how much longer than the references' calls the candidate's may set the sampling period
-QUIET_CPU_S = 0.02
+QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a rounding)
 # Cores kept busy beyond the thread count that still pass: the clock ticks of the per-process count
 # (~0.1 of a core over a 0.1 s block) and the runner's other threads.
-CORES_SLACK = 0.25  # CPU time a stopped process may show (one clock tick and a rounding)
+CORES_SLACK = 0.25
 
 
 @dataclass
@@ -215,13 +215,13 @@ class Benchmark:
         estimates = [statistics.median(ref.times_ms)]
         if COMPILED in sides:
             estimates.append(statistics.median(self._time(COMPILED, probe, warmup=True).times_ms))
-        references = max(estimates)
+        reference_ms = max(estimates)
         cand = self._time(CANDIDATE, probe, warmup=True)
         estimates.append(statistics.median(cand.windows_ms) - overhead)
         # The sampling period follows the calls' length, but a candidate slow only while probed must not
         # stretch it until its timed calls go unseen: at most PROBE_TRUST times the references' calls.
         longest = max(max(estimates), statistics.median(cand.windows_ms))
-        self.call_estimate_ms = min(longest, PROBE_TRUST * references)
+        self.call_estimate_ms = min(longest, PROBE_TRUST * reference_ms)
         # On the CPU at least 20 calls, so that the host's samples of a block are never too few to judge.
         lo, hi = (10, 1000) if self.on_cuda else (20, 50)
         return int(min(hi, max(lo, self.budget_s * 1e3 / max(max(estimates), 1e-3))))

@@ -164,11 +164,15 @@ def describe(counts: dict) -> str:
 # function of every sample (cpu_samples). PyTorch's compute shows there however it was reached:
 # softmax kernels, flash attention, MKL's GEMM. Each sample falls in one phase of a call, "forward"
 # (the span the runner reports) or "around" (staging, checksum, between calls), and
-# :func:`judge_samples` holds the candidate's to three rules:
+# :func:`judge_samples` holds the candidate's to these rules:
 #
 # * compiled: torch.compile's generated code (c<hash>.so, cpp_fused_*) may not run at all;
 # * foreign: PyTorch compute the reference never ran in that phase (GEMM and convolution libraries
 #   only where the reference runs one) shows no more than noise in the candidate's samples;
+# * all the work: PyTorch may not do, kind by kind, about as much per call as in the reference's
+#   forward, whatever operators the census shows;
+# * numpy: numpy or a BLAS outside PyTorch shows no more than noise in its forward, unless its
+#   kernels run on numpy (the CPU's Triton interpreter);
 # * unseen: PyTorch compute (or GEMM) shows no more than noise in its forward unless its census
 #   recorded an operator of that kind.
 # Samples the host lost (a ring buffer full) reject the candidate (benchmark.py): what they saw is
@@ -285,6 +289,14 @@ def readable(function: str) -> str:
     return max(specific, key=len)[:60] if specific else ("::".join(names) or function)[:60]
 
 
+def _by_kind(samples: Counter) -> Counter:
+    """Samples per kind of work (sample_kind)."""
+    kinds: Counter = Counter()
+    for key, n in samples.items():
+        kinds[sample_kind(*key)] += n
+    return kinds
+
+
 def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], reference_has_library: bool,
                   numpy_allowed: bool = False) -> str:  # fmt: skip
     """'' when the candidate's sampled CPU time is allowed, else the reason.
@@ -294,7 +306,8 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
     ``census_kinds``: the kinds of PyTorch work ('compute', 'library') its census recorded;
     ``numpy_allowed``: the candidate's kernels run on numpy (the Triton interpreter's)."""
     ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
-    ref_work = sum(n for key, n in reference.get("forward", Counter()).items() if sample_kind(*key) in _WORK)
+    ref_kinds, cand_kinds = _by_kind(reference.get("forward", Counter())), _by_kind(candidate.get("forward", Counter()))
+    ref_work = sum(ref_kinds[kind] for kind in _WORK)
     # never below twice the noise floor: a reference with next to no PyTorch work makes no yardstick
     yardstick = max(REFERENCE_SHARE * ref_work / ref_calls * cand_calls, 2 * SLIVER_SAMPLES)
 
@@ -326,7 +339,7 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
                 "host, out of the candidate's reach): the speedup must come from the candidate's own kernels"
             )
     ours = candidate.get("forward", Counter())
-    done = _all_the_references_work(reference, candidate)
+    done = _all_the_references_work(ref_kinds, ref_calls, cand_kinds, cand_calls, ours)
     if done:
         return done
     if not numpy_allowed:
@@ -363,22 +376,24 @@ ALL_THE_WORK = 0.8
 ALL_THE_WORK_SAMPLES = 50  # the reference's samples of a kind of work it takes to tell
 
 
-def _all_the_references_work(reference: dict, candidate: dict) -> str:
-    """The reason when PyTorch did in the candidate's forward, kind by kind, about as much work per call as
-    the whole reference: whatever operators its census shows (decoys on tiny tensors, say)."""
-    ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
-    ref, cand = reference.get("forward", Counter()), candidate.get("forward", Counter())
+def _all_the_references_work(ref_kinds: Counter, ref_calls: int, cand_kinds: Counter, cand_calls: int,
+                             ours: Counter) -> str:  # fmt: skip
+    """The reason when PyTorch did in the candidate's forward (``ours``), kind by kind, about as much work
+    per call as the whole reference: whatever operators its census shows (decoys on tiny tensors, say).
+    ``ref_kinds``/``cand_kinds``: each forward's samples per kind (_by_kind)."""
     shares = []
     for kind in _WORK:
-        theirs = sum(n for key, n in ref.items() if sample_kind(*key) == kind)
-        ours = sum(n for key, n in cand.items() if sample_kind(*key) == kind)
+        theirs = ref_kinds[kind]
         if 0 < theirs < ALL_THE_WORK_SAMPLES:
             return ""  # a kind of work sampled too little to tell: keeping the rest in PyTorch may be allowed (GEMM)
         if theirs:
-            shares.append((ours / cand_calls) / (theirs / ref_calls))
+            shares.append((cand_kinds[kind] / cand_calls) / (theirs / ref_calls))
     if not shares or min(shares) < ALL_THE_WORK:
         return ""
-    named = collections.Counter({_sample_name(*key): n for key, n in cand.items() if sample_kind(*key) in _WORK})
+    named = collections.Counter()
+    for key, n in ours.items():
+        if sample_kind(*key) in _WORK:
+            named[_sample_name(*key)] += n
     return (
         f"PyTorch did about all of the reference's work in the candidate's forward ({_top(named)}: "
         f"{min(shares):.0%} or more of the reference's PyTorch time per call, kind by kind, in the host's samples), "
@@ -415,8 +430,8 @@ def own_share_from_samples(candidate: dict) -> float | None:
     total = sum(ours.values())
     if total <= SLIVER_SAMPLES:
         return None
-    torch_work = sum(n for (lib, fn), n in ours.items() if sample_kind(lib, fn) in _WORK)
-    return round(1 - torch_work / total, 4)
+    kinds = _by_kind(ours)
+    return round(1 - sum(kinds[kind] for kind in _WORK) / total, 4)
 
 
 def _top(counts: collections.Counter) -> str:

@@ -110,13 +110,13 @@ class Staging:
     def fill(self, which: int, source: list, shift: int, seed: int) -> list:
         """Stage pool entry ``source`` into set ``which`` and return it."""
         for t, (dst, src) in enumerate(zip(self.sets[which], source)):
-            start = (seed + t * 0x9E3779B1) % JITTER_OFFSETS  # each tensor its own window
             if not isinstance(src, torch.Tensor):
                 continue
             d = roll_dim(src)
             if not (src.is_floating_point() and d is not None):
                 dst.copy_(src)
                 continue
+            start = (seed + t * 0x9E3779B1) % JITTER_OFFSETS  # each tensor its own window
             factors = self.pattern[start : start + src.numel()].view(src.shape)
             n, s = src.shape[d], shift % src.shape[d]
             # dst = roll(src, s, d) * factors: src's row i lands at row (i + s) % n
