@@ -106,6 +106,7 @@ TASK_OF = {
     "cheat_fifo_in_place_of_its_extension": REPO / "tasks" / "softmax_rows.py",
     "cheat_read_root_only_files": REPO / "tasks" / "softmax_rows.py",
     "cheat_short_lived_threads": "gemm_mid",
+    "cheat_renamed_blas_does_the_work": "gemm_mid",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -544,6 +545,8 @@ UNSEEN_BY_THE_CENSUS = {
     "cheat_hidden_aten_slow_probe": "at::softmax behind a token-pasted dispatch-key guard, slow only when probed",
     "cheat_census_emptied_through_frames": "torch.softmax; the census's counts emptied through traceback's frames",
     "cheat_numpy_does_the_work": "numpy computes the softmax; a no-op C++ function is the 'kernel'",
+    # round 5
+    "cheat_renamed_blas_does_the_work": "numpy's OpenBLAS, copied under another name, does the GEMM through ctypes",
 }
 
 
@@ -564,18 +567,16 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
     ), reason
 
 
-def test_decoy_operators_in_the_census_cover_hidden_aten():
-    # Open (issue 11, red team round 4): cheat_decoy_ops_hide_aten runs addmm + relu through ATen from C++
-    # out of the census's sight, and torch.relu / torch.mm on 1x1 tensors in it. The census then shows
-    # compute and GEMM, so the host's samples of both are "seen", and those ops are the reference's own.
-    # It earns nothing (0.13-0.92x against the reference), but it is a pass with no work of its own.
-    # op_census rejects PyTorch doing about all of the reference's work by volume, kind by kind, but only
-    # where each kind was sampled enough to tell (here ~25 samples of relu against 50 needed).
+def test_decoy_operators_in_the_census_account_only_for_their_volume():
+    # Red team round 4: cheat_decoy_ops_hide_aten runs addmm + relu through ATen from C++ out of the
+    # census's sight, and torch.relu / torch.mm on 1x1 tensors in it. The census then shows compute and
+    # GEMM, and those ops are the reference's own; but they account for a 1x1 GEMM's multiply-adds,
+    # not for the reference's, which the host's samples show.
     verdict = cpu_eval("cheat_decoy_ops_hide_aten", task=REPO / "tasks" / "gemm_bias_relu.py", static_checks=False)
-    if verdict.status == "passed":
-        assert verdict.speedup < 1.2, verdict.speedup
-        pytest.xfail(f"open (issue 11): decoy operators hide ATen's addmm + relu (own share {verdict.own_share})")
+    if verdict.status == "passed" and not _sampled(verdict):
+        pytest.skip(f"the host may not sample here ({verdict.timing['cpu_samples'].get('reason')})")
     assert verdict.status == "rejected", verdict.reasons
+    assert "census recorded account for" in verdict.reasons[0], verdict.reasons
 
 
 def test_threads_joined_inside_each_call_still_count_as_cores():

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -93,52 +94,108 @@ REFERENCE = _profile({SOFTMAX: 400})
 
 
 def test_own_code_passes():
-    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 2}), set(), False) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 2}), {}, False) == ""
     assert own_share_from_samples(_profile({OWN: 300, SOFTMAX: 2})) == pytest.approx(300 / 302, abs=1e-4)
 
 
 def test_pytorch_work_the_census_did_not_record_is_rejected():
-    reason = judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 20}), set(), False)
+    reason = judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 20}), {}, False)
     assert "out of the census's sight" in reason and "softmax_lastdim_kernel_impl" in reason
     # the same operator recorded by the census: allowed (the reference's own operator, at its own speed)
-    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute"}, False) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute": 1.0}, False) == ""
     # a GEMM in the census explains GEMM samples, not a softmax
     reason = judge_samples(_profile({SOFTMAX: 400, GEMM: 400}), _profile({OWN: 300, SOFTMAX: 20, GEMM: 50}),
-                           {"library"}, True)  # fmt: skip
+                           {"library": 1.0}, True)  # fmt: skip
     assert "recorded no PyTorch compute" in reason
 
 
+def test_decoy_operators_on_tiny_tensors_account_for_no_more_than_their_volume():
+    # the census recorded the reference's softmax, on a thousandth of the reference's elements
+    decoy = {"compute": 0.001}
+    reason = judge_samples(REFERENCE, _profile({OWN: 100, SOFTMAX: 300}), decoy, False)
+    assert "far more than the PyTorch compute its operator census recorded" in reason
+    assert "softmax_lastdim_kernel_impl" in reason
+    # a GEMM of 1x1 matrices in the census does not explain the reference's GEMM
+    reference = _profile({SOFTMAX: 100, GEMM: 800})
+    reason = judge_samples(reference, _profile({OWN: 90, GEMM: 600}), {"library": 0.0001}, True)
+    assert "GEMM or convolution library calls its operator census recorded" in reason
+    # the same operators on the reference's volume: allowed, and so are smaller ones that cost more per element
+    assert judge_samples(REFERENCE, _profile({OWN: 100, SOFTMAX: 300}), {"compute": 1.0}, False) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute": 0.1}, False) == ""
+
+
+def test_the_census_volume_of_each_kind_of_work():
+    from forge_sandbox.op_census import census_shares
+
+    reference = {"aten.addmm": 3000, "aten.relu": 2000, "aten.exp": 20000}  # GEMM in multiply-adds
+
+    # the costliest compute operator kept whole: its share is the largest one's
+    def shares(volumes: dict) -> dict:
+        return census_shares(dict.fromkeys(volumes, 1), volumes, reference)
+
+    assert shares({"aten.exp": 20000, "aten.relu": 2}) == {"compute": 1.0, "library": 0.0}
+    # GEMM goes by the kind as a whole (mm for addmm)
+    assert shares({"aten.mm": 3}) == {"compute": 0.0, "library": 0.001}
+    assert shares({"aten.sigmoid": 5})["compute"] == float("inf")
+    # a volume without its count (a record emptied by hand) accounts for nothing
+    assert census_shares({}, {"aten.exp": 20000}, reference)["compute"] == 0.0
+
+
+def test_the_recorder_counts_the_volume_of_plain_tensors_on_a_real_device():
+    import torch
+
+    from forge_sandbox.op_census import OpRecorder
+
+    x = torch.randn(32, 64)
+    with OpRecorder() as recorder:
+        torch.relu(torch.ones(1, 1))
+        x.t().contiguous()
+        torch.relu(x)
+        torch.relu(torch.empty(4096, 4096, device="meta"))
+    assert recorder.counts["aten.relu"] == 3
+    assert recorder.elements == {"aten.relu": 2 + 2 * 32 * 64}  # layout operators carry no volume
+    w, b = torch.randn(64, 16), torch.zeros(16)
+    with OpRecorder() as recorder:
+        torch.mm(x, w)
+        torch.addmm(b, x, w)
+    assert recorder.elements == {"aten.mm": 32 * 64 * 16, "aten.addmm": 32 * 64 * 16}  # multiply-adds
+
+
 def test_pytorch_compute_the_reference_never_runs_is_rejected_whatever_the_census_says():
-    reason = judge_samples(REFERENCE, _profile({OWN: 300, FLASH: 100}), {"compute"}, False)
+    reason = judge_samples(REFERENCE, _profile({OWN: 300, FLASH: 100}), {"compute": 1.0}, False)
     assert "never runs there" in reason and "cpu_flash_attention" in reason
 
 
 def test_work_moved_out_of_the_reported_span_is_judged_where_it_ran():
     # a false span puts PyTorch's softmax "around" the call, where the reference only checksums
-    reason = judge_samples(REFERENCE, _profile({OWN: 50}, {CHECKSUM: 500, SOFTMAX: 150}), {"compute"}, False)
+    reason = judge_samples(REFERENCE, _profile({OWN: 50}, {CHECKSUM: 500, SOFTMAX: 150}), {"compute": 1.0}, False)
     assert "around its forward" in reason
 
 
 def test_pytorch_doing_all_the_references_work_is_rejected_whatever_the_census_shows():
     # decoy operators on tiny tensors put compute and GEMM in the census; the samples show the volume
     reference = _profile({SOFTMAX: 400, GEMM: 800})
-    reason = judge_samples(reference, _profile({OWN: 20, SOFTMAX: 380, GEMM: 790}), {"compute", "library"}, True)
+    reason = judge_samples(
+        reference, _profile({OWN: 20, SOFTMAX: 380, GEMM: 790}), {"compute": 1.0, "library": 1.0}, True
+    )
     assert "about all of the reference's work" in reason
     # GEMM kept in PyTorch, the rest its own: allowed
-    assert judge_samples(reference, _profile({OWN: 300, GEMM: 790}), {"library"}, True) == ""
+    assert judge_samples(reference, _profile({OWN: 300, GEMM: 790}), {"library": 1.0}, True) == ""
 
 
 def test_gemm_is_allowed_only_where_the_reference_makes_one():
+    # the same multiply-adds as the reference's, through another of MKL's kernels
+    reference = _profile({SOFTMAX: 400, ("libtorch_cpu.so", "mkl_blas_avx2_sgemm_kernel_0"): 200})
     candidate = _profile({OWN: 100, GEMM: 200})
-    assert "never runs there" in judge_samples(REFERENCE, candidate, {"library"}, reference_has_library=False)
-    assert judge_samples(REFERENCE, candidate, {"library"}, reference_has_library=True) == ""
+    assert "never runs there" in judge_samples(reference, candidate, {"library": 1.0}, reference_has_library=False)
+    assert judge_samples(reference, candidate, {"library": 1.0}, reference_has_library=True) == ""
 
 
 def test_slivers_and_rare_functions_are_noise():
     # a few samples in functions the reference happened not to be sampled in
     rare = {("libtorch_cpu.so", f"_ZN2at6native{i}fooEv"): 2 for i in range(30)}
-    assert judge_samples(REFERENCE, _profile({OWN: 300, **rare}), {"compute"}, False) == ""
-    assert judge_samples(REFERENCE, _profile({OWN: 3000, SOFTMAX: 5}), set(), False) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, **rare}), {"compute": 1.0}, False) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 3000, SOFTMAX: 5}), {}, False) == ""
 
 
 def test_one_call_made_to_burn_cpu_does_not_dilute_pytorchs_share():
@@ -146,12 +203,30 @@ def test_one_call_made_to_burn_cpu_does_not_dilute_pytorchs_share():
     burnt = _profile({OWN: 100_000, SOFTMAX: 40})
     burnt["per_call"] = {"forward": [100_000] + [1] * 99, "around": [5] * 101}
     reference = _profile({SOFTMAX: 40_000})  # a reference heavy enough that the per-call yardstick is no help
-    assert "out of the census's sight" in judge_samples(reference, burnt, set(), False)
+    assert "out of the census's sight" in judge_samples(reference, burnt, {}, False)
 
 
 def test_code_generated_by_torch_compile_is_pytorchs_work():
     compiled = ("cq4hv63qtkamcrj7uwlfaiabcdef.so", "kernel")
     assert sample_kind(*compiled) == "compute"
     assert sample_kind("my_softmax.so", "kernel") == "other"  # a module of the candidate's own
-    reason = judge_samples(REFERENCE, _profile({OWN: 3000, compiled: 3}), set(), False)
+    reason = judge_samples(REFERENCE, _profile({OWN: 3000, compiled: 3}), {}, False)
     assert "torch.compile's generated code" in reason
+
+
+def test_a_library_copied_under_another_name_is_known_by_its_content(tmp_path):
+    import shutil
+
+    import numpy
+
+    known = cpu_samples.KnownLibraries()
+    original = next(p for p in sorted(Path(numpy.__file__).parent.rglob("*.so")))
+    copy = tmp_path / "libmine.so"
+    shutil.copy(original, copy)
+    assert known.original(str(copy)) == original.name
+    altered = bytearray(copy.read_bytes())
+    altered[len(altered) // 2 : len(altered) // 2 + 1] = b"\x00" if altered[len(altered) // 2] else b"\x01"
+    copy.write_bytes(altered)
+    assert known.original(str(copy)) == original.name  # a byte changed in the middle does not hide it either
+    (tmp_path / "own.so").write_bytes(b"\x7fELF" + bytes(1000))
+    assert known.original(str(tmp_path / "own.so")) == ""

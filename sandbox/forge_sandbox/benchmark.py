@@ -88,13 +88,10 @@ class Benchmark:
         tolerance: dict | None,
         compile_mode: str | None,
         reference_ops: set[str],
-        census_kinds: set[str] | None = None,
         numpy_allowed: bool = False,
     ) -> None:
         """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
-        ``census_kinds``: the kinds of PyTorch work ('library', 'compute') the candidate's census
-        recorded while it was verified; ``numpy_allowed``: numpy's compute is the candidate's own (the
-        Triton interpreter's)."""
+        ``numpy_allowed``: numpy's compute is the candidate's own (the Triton interpreter's)."""
         self.sides = sides
         self.on_cuda = on_cuda
         self.blocks = blocks
@@ -108,7 +105,9 @@ class Benchmark:
         self.compile_reason = ""  # why the compiled reference could not be timed
         self.quiet_waits_ms: list[float] = []
         self.numpy_allowed = numpy_allowed
-        self.census_kinds = set(census_kinds or ())  # the kinds of work its census recorded, verified or timed
+        # per kind of work, the largest share of the reference's volume the candidate's census recorded
+        # in a timed call (op_census.census_shares)
+        self.census_shares: dict[str, float] = {}
         # The outside view of the CPU (cpu_samples); on CUDA the device's own kernel census does this.
         self.sampling = "" if on_cuda else cpu_samples.available()
         self.profiles: cpu_samples.Profiles | None = None  # from the first timed block on (_attach_samplers)
@@ -178,7 +177,7 @@ class Benchmark:
                 stage="benchmark",
             )
         has_library = any(op_census.kind(name) == "library" for name in self.reference_ops)
-        problem = op_census.judge_samples(ref, cand, self.census_kinds, has_library, self.numpy_allowed)
+        problem = op_census.judge_samples(ref, cand, self.census_shares, has_library, self.numpy_allowed)
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
         return {
@@ -304,7 +303,7 @@ class Benchmark:
             )
 
     def _check_candidate_reply(self, reply: dict) -> None:
-        expect(reply, "benchmark", ops=dict, patched=list)
+        expect(reply, "benchmark", ops=dict, elements=dict, patched=list)
         if reply["patched"]:
             raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}",
                        stage="benchmark")  # fmt: skip
@@ -333,12 +332,15 @@ class Benchmark:
             if not ok:
                 raise Stop(INCORRECT, f"an output produced while timed is wrong: {reason}", stage="benchmark")
         key = str(cand.census_at)
-        ref_ops, cand_ops = ref.reply.get("ops", {}).get(key), cand.reply["ops"].get(key)
-        if not isinstance(cand_ops, dict) or not all(isinstance(c, int) for c in cand_ops.values()):
+        ref_ops, ref_elements = ref.reply["ops"].get(key) or {}, ref.reply["elements"].get(key) or {}
+        cand_ops, cand_elements = cand.reply["ops"].get(key), cand.reply["elements"].get(key)
+        if not (_counts(cand_ops) and _counts(cand_elements)):
             raise Malformed("benchmark", "no operator census of the call the host picked")
-        self.reference_ops.update(ref_ops or {})
-        self.census_kinds |= {op_census.kind(name) for name in op_census.work(cand_ops)}
-        problem = op_census.judge(cand_ops, ref_ops or {}, self.reference_ops)
+        self.reference_ops.update(ref_ops)
+        shares = op_census.census_shares(cand_ops, cand_elements, ref_elements)
+        for kind, share in shares.items():
+            self.census_shares[kind] = max(self.census_shares.get(kind, 0.0), share)
+        problem = op_census.judge(cand_ops, ref_ops, self.reference_ops)
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
 
@@ -449,3 +451,8 @@ def iqr(values: list) -> float | None:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _counts(record) -> bool:
+    """A census record as the runner sends it: operator names to whole numbers."""
+    return isinstance(record, dict) and all(isinstance(n, int) for n in record.values())

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import fcntl
+import functools
 import mmap
 import os
 import struct
@@ -215,6 +216,7 @@ class _ElfFunctions:
         self.segments: list[tuple[int, int, int]] = []  # (file offset, file size, virtual address)
         self.path = path
         self.strtab: tuple[int, int] = (0, 0)
+        self.original: str | None = None  # the installed library this file is a copy of ('' none); None: not asked
         try:
             with _open_mapped_file(path) as f:
                 self._parse(f)
@@ -299,6 +301,79 @@ def _elf(path: str) -> _ElfFunctions | None:
     return _ELF_CACHE[key]
 
 
+# -- libraries under another name ------------------------------------------------------------------
+#
+# The rules name PyTorch's and numpy's libraries by file name (op_census.sample_kind, NUMERIC_LIBRARIES),
+# and a copy of OpenBLAS renamed libmine.so, called through ctypes, would read as the candidate's own
+# code. So a mapped file whose name is not a known library's is compared, by size and then by content,
+# with the shared objects that torch, numpy and scipy install; a copy is named for its original.
+# A copy altered in its first or last 64 KiB (one byte of its build-id note will do) is not recognized:
+# open, like building a library's sources into one's own extension, which no outside view tells from
+# the candidate's own kernel.
+
+_LIBRARY_PACKAGES = ("torch", "numpy", "scipy")
+_FINGERPRINT_BYTES = 1 << 16
+
+
+def _installed_libraries() -> dict[int, list[str]]:
+    """The shared objects of the packages in _LIBRARY_PACKAGES (and their bundled ``<pkg>.libs``), by size."""
+    import importlib.util
+
+    by_size: dict[int, list[str]] = {}
+    for package in _LIBRARY_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for root in spec.submodule_search_locations:
+            for folder in (root, f"{root.rstrip('/')}.libs"):
+                for dirpath, _dirs, files in os.walk(folder):
+                    for name in files:
+                        if ".so" in name:
+                            path = os.path.join(dirpath, name)
+                            try:
+                                by_size.setdefault(os.stat(path).st_size, []).append(path)
+                            except OSError:
+                                continue
+    return by_size
+
+
+def _fingerprint(path: str) -> bytes | None:
+    """The file's first and last 64 KiB, or None when it cannot be read as a plain file."""
+    try:
+        with _open_mapped_file(path) as f:
+            head = f.read(_FINGERPRINT_BYTES)
+            f.seek(max(0, os.fstat(f.fileno()).st_size - _FINGERPRINT_BYTES))
+            return head + f.read(_FINGERPRINT_BYTES)
+    except OSError:
+        return None
+
+
+class KnownLibraries:
+    """Tells a renamed copy of an installed library by its content."""
+
+    def __init__(self) -> None:
+        self.by_size = _installed_libraries()
+
+    def original(self, path: str) -> str:
+        """The file name of the installed library that ``path`` is a copy of, or ''."""
+        try:
+            same_size = self.by_size.get(os.stat(path).st_size, [])
+        except OSError:
+            return ""
+        mine = _fingerprint(path) if same_size else None
+        if mine is None:
+            return ""
+        return next((os.path.basename(p) for p in same_size if _fingerprint(p) == mine), "")
+
+
+@functools.cache
+def _known_libraries() -> KnownLibraries:
+    return KnownLibraries()
+
+
 @dataclass(frozen=True)
 class Mapping:
     start: int
@@ -360,9 +435,13 @@ class FunctionNames:
         path = m.path.replace(" (deleted)", "")
         library = os.path.basename(path)
         # The file as the process sees it: an isolated candidate's /tmp is a tmpfs of its own.
-        elf = _elf(f"/proc/{pid}/root{path}") or _elf(path)
+        seen = f"/proc/{pid}/root{path}"
+        elf = _elf(seen) or _elf(path)
         if elf is None:
             return library, ""
+        if elf.original is None:
+            elf.original = _known_libraries().original(elf.path)
+        library = elf.original or library
         vaddr = elf.virtual_address(ip - m.start + m.offset)
         return library, elf.function_at(vaddr) if vaddr is not None else ""
 

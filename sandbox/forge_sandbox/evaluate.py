@@ -308,7 +308,6 @@ class _Pipeline:
             tolerance=self.tolerance,
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,
-            census_kinds={op_census.kind(name) for name in self.verdict.torch_ops},
             # the Triton interpreter (the CPU's Triton) runs its kernels on numpy
             numpy_allowed=not self.on_cuda and "triton" in self.verdict.backends,
         )

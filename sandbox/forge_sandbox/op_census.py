@@ -33,6 +33,8 @@ import sys
 from collections import Counter
 
 import torch
+import torch.utils._pytree as pytree
+from torch.utils import flop_counter
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # Allocation, views, layout and copies: PyTorch moves data, the candidate computes.
@@ -70,15 +72,40 @@ def op_name(func) -> str:
 
 
 class OpRecorder(TorchDispatchMode):
-    """Counts the operators dispatched while it is active (``with OpRecorder() as r: ...``)."""
+    """Counts the operators dispatched while it is active (``with OpRecorder() as r: ...``), and
+    the volume of those that do work (:func:`_volume`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.counts: collections.Counter = collections.Counter()
+        self.elements: collections.Counter = collections.Counter()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.counts[op_name(func)] += 1
-        return func(*args, **(kwargs or {}))
+        name = op_name(func)
+        self.counts[name] += 1
+        out = func(*args, **(kwargs or {}))
+        if kind(name) != "layout":
+            self.elements[name] += _volume(func, args, kwargs or {}, out)
+        return out
+
+
+def _volume(func, args, kwargs: dict, out) -> int:
+    """What an operator's cost grows with: its multiply-adds for GEMM and convolution (PyTorch's own
+    FLOP formulas), else the elements it read and wrote. Only exact ``torch.Tensor``s on a real
+    device count: a subclass (a fake tensor, say) or a meta tensor has elements that cost nothing."""
+    leaves = [leaf for leaf in pytree.tree_leaves((args, kwargs, out)) if isinstance(leaf, torch.Tensor)]
+    real = [t for t in leaves if type(t) in _PLAIN and t.device.type != "meta" and t.layout == torch.strided]
+    formula = _FLOP_FORMULAS.get(getattr(func, "overloadpacket", None))
+    if formula is not None and len(real) == len(leaves):
+        try:
+            return int(formula(*args, **kwargs, out_val=out)) // 2
+        except Exception:  # a formula that does not fit these arguments: fall back to elements
+            pass
+    return sum(t.numel() for t in real)
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_FLOP_FORMULAS = flop_counter.flop_registry
 
 
 def prepare() -> None:
@@ -152,6 +179,32 @@ def judge(candidate: dict, reference: dict, reference_anywhere: set[str]) -> str
     return ""
 
 
+def census_shares(counts: dict, candidate: dict, reference: dict) -> dict[str, float]:
+    """Per kind of work ('compute', 'library'), the share of the reference's volume that the candidate's
+    census recorded in one call on the same inputs (``candidate``/``reference``: OpRecorder.elements;
+    ``counts``: the candidate's OpRecorder.counts, without which no volume counts).
+
+    Compute goes operator by operator, its largest share (an operator's cost per element is its own:
+    a candidate that keeps the reference's costliest operator and writes the rest may have all of the
+    reference's compute time in one of several operators); GEMM and convolution as a whole (the
+    candidate may call ``mm`` where the reference called ``addmm``). 0 where it recorded none of that
+    kind, infinite where the reference has no volume to compare with."""
+    shares = {"compute": 0.0, "library": 0.0}
+    library = 0
+    for name, elements in candidate.items():
+        if elements <= 0 or counts.get(name, 0) <= 0:
+            continue
+        if kind(name) == "library":
+            library += elements
+        elif kind(name) == "compute":
+            theirs = reference.get(name, 0)
+            shares["compute"] = max(shares["compute"], elements / theirs if theirs > 0 else float("inf"))
+    if library:
+        theirs = sum(n for name, n in reference.items() if kind(name) == "library")
+        shares["library"] = library / theirs if theirs > 0 else float("inf")
+    return shares
+
+
 def describe(counts: dict) -> str:
     """``addmm x1, relu x2`` for the work operators in a record ('' when there are none)."""
     return ", ".join(f"{_short(n)} x{c}" for n, c in sorted(work(counts).items()))
@@ -174,7 +227,8 @@ def describe(counts: dict) -> str:
 # * numpy: numpy or a BLAS outside PyTorch shows no more than noise in its forward, unless its
 #   kernels run on numpy (the CPU's Triton interpreter);
 # * unseen: PyTorch compute (or GEMM) shows no more than noise in its forward unless its census
-#   recorded an operator of that kind.
+#   recorded an operator of that kind, and no more than its volume accounts for where it did
+#   (decoy operators on tiny tensors account for next to nothing).
 # Samples the host lost (a ring buffer full) reject the candidate (benchmark.py): what they saw is
 # unknown.
 #
@@ -297,13 +351,14 @@ def _by_kind(samples: Counter) -> Counter:
     return kinds
 
 
-def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], reference_has_library: bool,
+def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, float], reference_has_library: bool,
                   numpy_allowed: bool = False) -> str:  # fmt: skip
     """'' when the candidate's sampled CPU time is allowed, else the reason.
 
     ``reference`` and ``candidate`` map a phase ("forward", "around") to a Counter of
     (library, function) -> samples, and "calls" to the number of calls sampled;
-    ``census_kinds``: the kinds of PyTorch work ('compute', 'library') its census recorded;
+    ``census_shares``: per kind of PyTorch work, the share of the reference's volume its census
+    recorded in a timed call (:func:`census_shares`; a kind missing: none);
     ``numpy_allowed``: the candidate's kernels run on numpy (the Triton interpreter's)."""
     ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
     ref_kinds, cand_kinds = _by_kind(reference.get("forward", Counter())), _by_kind(candidate.get("forward", Counter()))
@@ -355,19 +410,40 @@ def judge_samples(reference: dict, candidate: dict, census_kinds: set[str], refe
                 "speedup must come from the candidate's own kernels"
             )
     for kind, what in (("compute", "PyTorch compute"), ("library", "GEMM or convolution library calls")):
-        if kind in census_kinds:
-            continue
         unseen = collections.Counter()
         for (library, function), n in ours.items():
             if sample_kind(library, function) == kind:
                 unseen[_sample_name(library, function)] += n
-        if beyond_noise(unseen, "forward"):
+        share = census_shares.get(kind, 0.0)
+        if share == float("inf"):
+            continue  # the reference has no volume of that kind to compare with
+        if share == 0:
+            if beyond_noise(unseen, "forward"):
+                return (
+                    f"PyTorch computed {_top(unseen)} in the candidate's forward ({sum(unseen.values())} of its "
+                    f"{sum(ours.values())} CPU samples there, taken by the host), yet its operator census recorded "
+                    f"no {what}: PyTorch did the work out of the census's sight"
+                )
+            continue
+        # What the census's operators account for, if each costs per element what it costs the reference;
+        # only a gross excess counts, since a small operator's cost is not its volume's.
+        references = ref_kinds[kind] / ref_calls * cand_calls
+        unaccounted = cand_kinds[kind] - CENSUS_SLACK * share * references
+        if unaccounted > max(HIDDEN_SHARE * references, yardstick, SLIVER_SAMPLES):
             return (
-                f"PyTorch computed {_top(unseen)} in the candidate's forward ({sum(unseen.values())} of its "
-                f"{sum(ours.values())} CPU samples there, taken by the host), yet its operator census recorded no "
-                f"{what}: PyTorch did the work out of the census's sight"
+                f"PyTorch computed {_top(unseen)} in the candidate's forward ({cand_kinds[kind]} of its "
+                f"{sum(ours.values())} CPU samples there, taken by the host), far more than the {what} its operator "
+                f"census recorded account for ({share:.0%} of the reference's by volume): PyTorch did the work out "
+                "of the census's sight"
             )
     return ""
+
+
+# The census's volume explains up to CENSUS_SLACK times its share of the reference's samples of a kind;
+# beyond that, HIDDEN_SHARE of the reference's samples of that kind per call (and no less than the
+# yardstick, a quarter of all its PyTorch work) is work the census did not see.
+CENSUS_SLACK = 1.5
+HIDDEN_SHARE = 0.5
 
 
 # PyTorch's share of the reference's work (compute and GEMM alike, per call) that, done in the candidate's

@@ -75,13 +75,13 @@ class ModelHarness:
     def time_block(self, model, msg: dict, channel: Channel) -> dict:
         """One timed block (timing.time_calls) of ``msg["calls"]`` calls, each started by the host's
         word on ``channel``: a checksum of every output goes back at once; the operators of the calls
-        the host marked for the census come with the reply; the last ``keep_last`` outputs are kept
+        the host marked for the census come with the reply, with their volumes; the last ``keep_last`` outputs are kept
         for the host to fetch."""
         checksummer = timing.Checksummer(msg["checksum_seed"], self.device)
         n = int(msg["calls"])
         keep_from = n - msg.get("keep_last", 0)
         kept: list = []
-        ops: dict[int, dict] = {}
+        ops: dict[int, op_census.OpRecorder] = {}
 
         def start_call(i: int):
             channel.send({"ready": i})
@@ -91,7 +91,7 @@ class ModelHarness:
             if not go.get("census"):
                 return go["call"], _NO_CENSUS
             recorder = op_census.OpRecorder()
-            ops[i] = recorder.counts
+            ops[i] = recorder
             return go["call"], recorder
 
         def end_call(i: int, ms: float, out, span: list[int]) -> None:
@@ -101,7 +101,11 @@ class ModelHarness:
 
         times = timing.time_calls(model, self.pool, n, self.device, start_call, end_call)
         self.kept = kept
-        return {"calls": len(times), "ops": {str(i): dict(c) for i, c in ops.items()}}
+        return {
+            "calls": len(times),
+            "ops": {str(i): dict(r.counts) for i, r in ops.items()},
+            "elements": {str(i): dict(r.elements) for i, r in ops.items()},
+        }
 
 
 class Channel:
