@@ -74,6 +74,10 @@ CHEATS = {
     # Red team, round 4 (static check on): traceback's frames reach the runner's census
     "cheat_census_emptied_through_frames": {"rejected"},
     "cheat_short_lived_threads": {"rejected"},
+    # Red team, round 5 (static check on): passed before
+    "cheat_gemm_as_bmm": {"rejected"},
+    "cheat_convolution_as_unfold_mm": {"rejected"},
+    "cheat_output_buffer_reused": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -107,6 +111,10 @@ TASK_OF = {
     "cheat_read_root_only_files": REPO / "tasks" / "softmax_rows.py",
     "cheat_short_lived_threads": "gemm_mid",
     "cheat_renamed_blas_does_the_work": "gemm_mid",
+    "cheat_gemm_as_bmm": REPO / "tasks" / "gemm_fp16.py",
+    "cheat_convolution_as_unfold_mm": REPO / "tasks" / "conv2d_3x3.py",
+    "cheat_output_buffer_reused": REPO / "tasks" / "softmax_rows.py",
+    "cheat_numpy_behind_a_jit_decorator": REPO / "tasks" / "gemm_fp16.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -136,6 +144,9 @@ RUNTIME_ONLY = {
     "cheat_softmax_no_max": "(inputs x 100)",
     "cheat_detects_forge": "outside tolerance",
     "cheat_softmax_max_from_zero": "(inputs shifted down by 100x their RMS)",
+    "cheat_gemm_as_bmm": "PyTorch ran every operator the reference runs",
+    "cheat_convolution_as_unfold_mm": "PyTorch ran every operator the reference runs",
+    "cheat_output_buffer_reused": "finds the first overwritten",
 }
 
 
@@ -547,6 +558,7 @@ UNSEEN_BY_THE_CENSUS = {
     "cheat_numpy_does_the_work": "numpy computes the softmax; a no-op C++ function is the 'kernel'",
     # round 5
     "cheat_renamed_blas_does_the_work": "numpy's OpenBLAS, copied under another name, does the GEMM through ctypes",
+    "cheat_numpy_behind_a_jit_decorator": "np.matmul; a no-op decorator named jit made the source read as Triton",
 }
 
 

@@ -34,6 +34,7 @@ cached) and the candidate. Around it, this module:
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 import statistics
@@ -88,10 +89,11 @@ class Benchmark:
         tolerance: dict | None,
         compile_mode: str | None,
         reference_ops: set[str],
-        numpy_allowed: bool = False,
+        triton_interpreted: bool = False,
     ) -> None:
         """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
-        ``numpy_allowed``: numpy's compute is the candidate's own (the Triton interpreter's)."""
+        ``triton_interpreted``: the candidate's Triton kernels run on numpy (the CPU's interpreter), so
+        numpy's compute within its Triton launches is its own."""
         self.sides = sides
         self.on_cuda = on_cuda
         self.blocks = blocks
@@ -104,7 +106,8 @@ class Benchmark:
         self.reference_ops = reference_ops
         self.compile_reason = ""  # why the compiled reference could not be timed
         self.quiet_waits_ms: list[float] = []
-        self.numpy_allowed = numpy_allowed
+        self.triton_interpreted = triton_interpreted
+        self.triton_ms = self.sampled_ms = 0.0  # in the candidate's sampled blocks: its Triton launches', its calls'
         # per kind of work, the largest share of the reference's volume the candidate's census recorded
         # in a timed call (op_census.census_shares)
         self.census_shares: dict[str, float] = {}
@@ -177,7 +180,7 @@ class Benchmark:
                 stage="benchmark",
             )
         has_library = any(op_census.kind(name) == "library" for name in self.reference_ops)
-        problem = op_census.judge_samples(ref, cand, self.census_shares, has_library, self.numpy_allowed)
+        problem = op_census.judge_samples(ref, cand, self.census_shares, has_library, self._interpreter_share())
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
         return {
@@ -189,6 +192,13 @@ class Benchmark:
             "reference_lost": self.profiles.lost[EAGER],
             "own_share": op_census.own_share_from_samples(cand),
         }
+
+    def _interpreter_share(self) -> float:
+        """The share of the candidate's sampled calls (on the host's clock) that its Triton launches took,
+        where the interpreter runs them on numpy; 0 otherwise."""
+        if not self.triton_interpreted or self.sampled_ms <= 0:
+            return 0.0
+        return min(1.0, self.triton_ms / self.sampled_ms)
 
     def _compile(self) -> bool:
         paused = self.sides.cand.pause()  # compiling is work, and the candidate's must not slow it
@@ -240,6 +250,10 @@ class Benchmark:
             block = self._exchange(side, message, calls, census_at, sampled)
             block.cpu_s, block.busiest_thread_s = cand.thread_times().since(before)
             self._check_candidate_reply(block.reply)
+            if sampled:
+                triton_s = block.reply["triton_s"]
+                self.triton_ms += triton_s * 1e3 if math.isfinite(triton_s) and triton_s > 0 else 0.0
+                self.sampled_ms += sum(block.windows_ms)
             return block
         paused = cand.pause()
         try:
@@ -303,7 +317,7 @@ class Benchmark:
             )
 
     def _check_candidate_reply(self, reply: dict) -> None:
-        expect(reply, "benchmark", ops=dict, elements=dict, patched=list)
+        expect(reply, "benchmark", ops=dict, elements=dict, patched=list, triton_s=float)
         if reply["patched"]:
             raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}",
                        stage="benchmark")  # fmt: skip
@@ -334,13 +348,15 @@ class Benchmark:
         key = str(cand.census_at)
         ref_ops, ref_elements = ref.reply["ops"].get(key) or {}, ref.reply["elements"].get(key) or {}
         cand_ops, cand_elements = cand.reply["ops"].get(key), cand.reply["elements"].get(key)
-        if not (_counts(cand_ops) and _counts(cand_elements)):
+        if not (op_census.well_formed(cand_ops) and op_census.well_formed(cand_elements)):
             raise Malformed("benchmark", "no operator census of the call the host picked")
         self.reference_ops.update(ref_ops)
         shares = op_census.census_shares(cand_ops, cand_elements, ref_elements)
         for kind, share in shares.items():
             self.census_shares[kind] = max(self.census_shares.get(kind, 0.0), share)
-        problem = op_census.judge(cand_ops, ref_ops, self.reference_ops)
+        problem = op_census.judge(
+            op_census.Record(cand_ops, cand_elements), op_census.Record(ref_ops, ref_elements), self.reference_ops
+        )
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
 
@@ -451,8 +467,3 @@ def iqr(values: list) -> float | None:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _counts(record) -> bool:
-    """A census record as the runner sends it: operator names to whole numbers."""
-    return isinstance(record, dict) and all(isinstance(n, int) for n in record.values())

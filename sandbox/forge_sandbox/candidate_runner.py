@@ -91,12 +91,15 @@ class CandidateRunner:
     def cmd_forward(self, msg: dict) -> dict:
         """Every verification trial once: the outputs (on the pipe) and what was seen meanwhile."""
         h = self.harness
-        outputs, trials, ops = [], [], {}
+        # Every output is held as returned until all trials have run, as a caller keeps a result while
+        # it makes the next: a kernel that writes each call's result into one buffer of its own shows
+        # the last trial's result for all of them.
+        outputs, trials, ops, elements = [], [], {}, {}
         for i, inputs in enumerate(h.trials):
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             threads = threading.active_count()
             launches = self.counter.count
-            out, counts = h.forward(h.model, inputs, census=True)
+            out, record = h.forward(h.model, inputs, census=True)
             trial = {
                 "threads_started": threading.active_count() - threads,
                 "launches": self.counter.count - launches,
@@ -110,13 +113,17 @@ class CandidateRunner:
             }
             if type(out) is torch.Tensor:
                 trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
-                outputs.append(cpu(out).clone())
+                outputs.append(out)
             else:
                 outputs.append(None)
             trials.append(trial)
-            ops[str(i)] = counts
-        self.payload = protocol.tensors_to_bytes(outputs)
-        return {"trials": trials, "ops": ops, "split": self._split(), **self._evidence()}
+            ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
+        for i, (trial, out) in enumerate(zip(trials, outputs)):
+            others = outputs[:i] + outputs[i + 1 :]
+            if out is not None:
+                trial["reused_storage"] = any(o is not None and _same_storage(o, out) for o in others)
+        self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).clone() for o in outputs])
+        return {"trials": trials, "ops": ops, "elements": elements, "split": self._split(), **self._evidence()}
 
     def _split(self) -> dict:
         """The host-clock time of one forward pass (outside the census) and of its own launches in it."""
@@ -128,11 +135,17 @@ class CandidateRunner:
 
     def cmd_time(self, msg: dict) -> dict:
         threads = threading.active_count()
+        triton_s = self.counter.seconds_by_backend.get("triton", 0.0)
         reply = self.harness.time_block(self.harness.model, msg, self.channel)
-        return {**reply, "threads_started": threading.active_count() - threads, **self._evidence()}
+        return {
+            **reply,
+            "threads_started": threading.active_count() - threads,
+            "triton_s": self.counter.seconds_by_backend.get("triton", 0.0) - triton_s,
+            **self._evidence(),
+        }
 
     def cmd_kept(self, msg: dict) -> dict:
-        self.payload = protocol.tensors_to_bytes(self.harness.kept)
+        self.payload = self.harness.kept_payload()
         return {}
 
     def cmd_kernels(self, msg: dict) -> dict:
@@ -144,3 +157,10 @@ class CandidateRunner:
         bound, live = timing.bound_primitives(), timing.live_primitives()
         patched = [name for name in bound if live[name] is not bound[name]]
         return {"patched": patched, "compiled_graphs": op_census.compiled_graphs()}
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two outputs share memory (an empty output shares nothing)."""
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()

@@ -27,10 +27,13 @@ class LaunchCounter:
     def __init__(self) -> None:
         self.count = 0
         self.seconds = 0.0
+        self.seconds_by_backend: dict[str, float] = {}
 
-    def bump(self, started: float) -> None:
+    def bump(self, started: float, backend: str) -> None:
+        spent = _perf_counter() - started
         self.count += 1
-        self.seconds += _perf_counter() - started
+        self.seconds += spent
+        self.seconds_by_backend[backend] = self.seconds_by_backend.get(backend, 0.0) + spent
 
 
 class _CountingModule:
@@ -49,14 +52,14 @@ class _CountingModule:
             def counted(*args, **kwargs):
                 started = _perf_counter()
                 result = value(*args, **kwargs)
-                counter.bump(started)  # only a launch that returned counts
+                counter.bump(started, "cpp")  # only a launch that returned counts
                 return result
 
             return counted
         return value
 
 
-def _wrap_method(cls, name: str, counter: LaunchCounter) -> None:
+def _wrap_method(cls, name: str, counter: LaunchCounter, backend: str) -> None:
     original = getattr(cls, name, None)
     if original is None:
         return
@@ -65,7 +68,7 @@ def _wrap_method(cls, name: str, counter: LaunchCounter) -> None:
     def counted(self, *args, **kwargs):
         started = _perf_counter()
         result = original(self, *args, **kwargs)
-        counter.bump(started)  # only a launch that returned counts
+        counter.bump(started, backend)  # only a launch that returned counts
         return result
 
     setattr(cls, name, counted)
@@ -76,10 +79,10 @@ def _install_triton(counter: LaunchCounter) -> None:
         jit = importlib.import_module("triton.runtime.jit")
     except Exception:
         return  # triton not installed: a triton candidate will fail to import on its own
-    _wrap_method(jit.JITFunction, "run", counter)
+    _wrap_method(jit.JITFunction, "run", counter, "triton")
     try:
         interpreter = importlib.import_module("triton.runtime.interpreter")
-        _wrap_method(interpreter.InterpretedFunction, "run", counter)
+        _wrap_method(interpreter.InterpretedFunction, "run", counter, "triton")
     except Exception:
         pass
 
@@ -114,7 +117,7 @@ class _CountingKernel:
     def __call__(self, *args, **kwargs):
         started = _perf_counter()
         result = self._kernel(*args, **kwargs)
-        self._counter.bump(started)
+        self._counter.bump(started, "cupy")
         return result
 
     def __getattr__(self, name):

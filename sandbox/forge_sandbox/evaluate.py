@@ -215,7 +215,7 @@ class _Pipeline:
         expected, spreads = protocol.load_tensors(forward["payload"])
         if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
             raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
-        kept, ref_ops = forward["kept"], forward["ops"]
+        kept, ref_ops, ref_elements = forward["kept"], forward["ops"], forward["elements"]
         for counts in ref_ops.values():
             self.reference_ops.update(counts)
         sides.ask_cand(
@@ -225,7 +225,12 @@ class _Pipeline:
         )  # fmt: skip
         limit = outputs_limit(expected)
         reply = expect(
-            sides.ask_cand({"op": "forward"}, "verify", limit), "verify", trials=list, ops=dict, patched=list
+            sides.ask_cand({"op": "forward"}, "verify", limit),
+            "verify",
+            trials=list,
+            ops=dict,
+            elements=dict,
+            patched=list,
         )
         self._check_evidence(reply, "verify")
         actual = sides.candidate_tensors(reply, limit, "verify")
@@ -245,11 +250,15 @@ class _Pipeline:
             if plan[i] != variants.STANDARD:
                 where += f" ({variants.DESCRIPTIONS[plan[i]]})"
             self._check_trial(trial, where)
-            self._check_ops(reply["ops"].get(str(j)), ref_ops.get(str(i), {}), where)
+            reference = op_census.Record(ref_ops.get(str(i), {}), ref_elements.get(str(i), {}))
+            self._check_ops(reply["ops"].get(str(j)), reply["elements"].get(str(j)), reference, where)
             ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
             for key, value in stats.items():
                 record[key] = max(record.get(key, 0), value)
             if not ok:
+                if trial.get("reused_storage") is True:
+                    reason += (" (its output is the memory of an earlier call's output: a caller that keeps one result "
+                               "while it computes the next finds the first overwritten)")  # fmt: skip
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
         if config == 0:
             self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=expected[0].dtype,
@@ -281,11 +290,11 @@ class _Pipeline:
         if trial.get("storage_ok") is False:
             raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
-    def _check_ops(self, counts, reference: dict, where: str) -> None:
+    def _check_ops(self, counts, elements, reference: op_census.Record, where: str) -> None:
         """The PyTorch operators of one verification call against the reference's (op_census)."""
-        if not isinstance(counts, dict) or not all(isinstance(c, int) for c in counts.values()):
+        if not (op_census.well_formed(counts) and op_census.well_formed(elements)):
             raise Malformed("verify", "no operator census")
-        problem = op_census.judge(counts, reference, self.reference_ops)
+        problem = op_census.judge(op_census.Record(counts, elements), reference, self.reference_ops)
         if problem:
             raise Stop(REJECTED, f"{where}: {problem}", stage="verify")
         for name, count in op_census.work(counts).items():
@@ -308,8 +317,7 @@ class _Pipeline:
             tolerance=self.tolerance,
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,
-            # the Triton interpreter (the CPU's Triton) runs its kernels on numpy
-            numpy_allowed=not self.on_cuda and "triton" in self.verdict.backends,
+            triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends,
         )
         figures = bench.run()
         v = self.verdict

@@ -164,11 +164,11 @@ class ReferenceRunner:
         A trial of the task's own inputs that raises is the task's fault; a variant that the
         reference does not accept (variants.acceptable) is dropped, with the reason."""
         h = self.harness
-        kept, dropped, outputs, spreads, ops = [], {}, [], [], {}
+        kept, dropped, outputs, spreads, ops, elements = [], {}, [], [], {}, {}
         standard_nonfinite = 0
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
             try:
-                out, counts = h.forward(h.model, inputs, census=True)
+                out, record = h.forward(h.model, inputs, census=True)
             except Exception as exc:
                 if variant == variants.STANDARD:
                     raise
@@ -191,9 +191,9 @@ class ReferenceRunner:
             kept.append(i)
             outputs.append(cpu(out).clone() if isinstance(out, torch.Tensor) else out)
             spreads.append(None if spread is None else cpu(spread))
-            ops[str(i)] = counts
+            ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
         self.payload = protocol.tensors_to_bytes([outputs, spreads])
-        return {"kept": kept, "dropped": dropped, "ops": ops}
+        return {"kept": kept, "dropped": dropped, "ops": ops, "elements": elements}
 
     # -- baselines and timing ---------------------------------------------------------------------
 
@@ -220,7 +220,7 @@ class ReferenceRunner:
         return self.harness.time_block(model, msg, self.channel)
 
     def cmd_kept(self, msg: dict) -> dict:
-        self.payload = protocol.tensors_to_bytes(self.harness.kept)
+        self.payload = self.harness.kept_payload()
         return {}
 
     def cmd_quiet(self, msg: dict) -> dict:

@@ -60,8 +60,8 @@ class ModelHarness:
         self.trials = [variants.apply_layout(to_device(s, self.device), v) for s, v in zip(trials, variant_names)]
         self.pool = [to_device(s, self.device) for s in pool]
 
-    def forward(self, model, inputs: list, census: bool) -> tuple[object, dict | None]:
-        """One forward pass (synchronized); with ``census``, the operators it dispatched."""
+    def forward(self, model, inputs: list, census: bool) -> tuple[object, op_census.OpRecorder | None]:
+        """One forward pass (synchronized); with ``census``, the record of the operators it dispatched."""
         with torch.no_grad():
             if not census:
                 out = model(*inputs)
@@ -70,7 +70,11 @@ class ModelHarness:
             with op_census.OpRecorder() as recorder:
                 out = model(*inputs)
                 sync(self.device)
-            return out, dict(recorder.counts)
+            return out, recorder
+
+    def kept_payload(self) -> bytes:
+        """The kept outputs of the last timed block, copied now, for the host."""
+        return protocol.tensors_to_bytes([None if t is None else cpu(t).clone() for t in self.kept])
 
     def time_block(self, model, msg: dict, channel: Channel) -> dict:
         """One timed block (timing.time_calls) of ``msg["calls"]`` calls, each started by the host's
@@ -96,8 +100,8 @@ class ModelHarness:
 
         def end_call(i: int, ms: float, out, span: list[int]) -> None:
             channel.send({"done": i, "ms": ms, "checksum": checksummer(out), "span": span})
-            if i >= keep_from:
-                kept.append(cpu(out).clone() if type(out) is torch.Tensor else None)
+            if i >= keep_from:  # held as returned, copied only when fetched (see candidate_runner.cmd_forward)
+                kept.append(out if type(out) is torch.Tensor else None)
 
         times = timing.time_calls(model, self.pool, n, self.device, start_call, end_call)
         self.kept = kept
