@@ -77,6 +77,7 @@ def test_kinds_of_samples():
     assert sample_kind("libtorch_cpu.so", masked) == "compute"
     assert sample_kind("libc10.so", "anything") == "plumbing"
     assert sample_kind("my_kernel.so", "softmax_rows") == "other"
+    assert sample_kind("[anonymous]", "") == "library"  # oneDNN's kernels, generated at run time
 
 
 SOFTMAX = ("libtorch_cpu.so", "_ZN2at6native12_GLOBAL__N_127softmax_lastdim_kernel_implERKNS_6TensorES4_")

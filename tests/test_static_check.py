@@ -65,6 +65,8 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("def f():\n    try:\n        return 1\n    except Exception:\n        return 2", "try/except"),
         ("import gc\nobjs = gc.get_objects()", "introspection"),
         ("import sys\nf = sys._getframe(1)", "introspection"),
+        ('SRC = "c10::im" + "pl::Exclude"', "split across strings"),
+        ('SRC = ("at::nat" "ive::softmax")', "at::native::"),
     ],
 )
 def test_red_flags(snippet, words):

@@ -374,6 +374,10 @@ def _known_libraries() -> KnownLibraries:
     return KnownLibraries()
 
 
+# Executable memory mapped from no file: code generated at run time (oneDNN's and MKL's JIT kernels).
+ANONYMOUS_CODE = "[anonymous]"
+
+
 @dataclass(frozen=True)
 class Mapping:
     start: int
@@ -431,7 +435,7 @@ class FunctionNames:
             return "?", ""
         m = maps[i]
         if not m.path or m.path.startswith("["):
-            return m.path or "[anonymous]", ""
+            return m.path or ANONYMOUS_CODE, ""
         path = m.path.replace(" (deleted)", "")
         library = os.path.basename(path)
         # The file as the process sees it: an isolated candidate's /tmp is a tmpfs of its own.

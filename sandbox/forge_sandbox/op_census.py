@@ -38,6 +38,8 @@ import torch.utils._pytree as pytree
 from torch.utils import flop_counter
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from forge_sandbox.cpu_samples import ANONYMOUS_CODE
+
 # Allocation, views, layout and copies: PyTorch moves data, the candidate computes.
 LAYOUT_OPS = frozenset(
     """
@@ -290,6 +292,10 @@ def sample_kind(library: str, function: str) -> str:
     version counters, the Python bindings), which an honest candidate's tensors go through too."""
     if _compiled_by_inductor(library, function):
         return "compute"
+    if library == ANONYMOUS_CODE:
+        # oneDNN's GEMM and convolution kernels, generated at run time: most of a CPU convolution's
+        # samples. A candidate's own code is mapped from its extension's file.
+        return "library"
     if not library.startswith(_TORCH_LIBRARIES):
         return "other"
     if library.startswith(_PLUMBING_LIBRARIES):

@@ -9,6 +9,7 @@ any of the constructs flagged here.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -357,6 +358,29 @@ def _namespace_of(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "__dict__"
 
 
+def _split_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
+    """C++/CUDA red flags split across string constants (``"c10::im" + "pl::"``, adjacent pieces, an
+    f-string's parts): all of the module's strings, read in order as one."""
+    pieces = sorted(
+        (node.lineno, node.col_offset, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in visitor.docstrings
+    )
+    joined, ends = "", []  # ends[i]: where piece i ends in ``joined``
+    for _, _, value in pieces:
+        joined += value
+        ends.append(len(joined))
+    flagged = " ".join(visitor.findings)
+    findings = []
+    for marker, why in _NATIVE_RED_FLAGS.items():
+        at = joined.find(marker)
+        if at < 0 or f"({marker})" in flagged:
+            continue
+        line = pieces[bisect.bisect_left(ends, at + len(marker))][0]  # the piece that completes it
+        findings.append(f"line {line}: its C++/CUDA source, split across strings, {why} ({marker})")
+    return findings
+
+
 def check_source(source: str) -> StaticReport:
     """Parse a candidate's source and report its kernel backends and red flags."""
     try:
@@ -365,6 +389,7 @@ def check_source(source: str) -> StaticReport:
         return StaticReport(syntax_error=f"line {exc.lineno}: {exc.msg}")
     visitor = _Visitor(tree)
     visitor.visit(tree)
+    visitor.findings += _split_red_flags(tree, visitor)
     report = StaticReport(
         backends=_kernel_backends(tree, source), kernel_names=_kernel_names(tree, source), findings=visitor.findings
     )
