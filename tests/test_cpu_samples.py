@@ -92,37 +92,38 @@ def _profile(forward: dict, around: dict | None = None, calls: int = 100) -> dic
 
 
 REFERENCE = _profile({SOFTMAX: 400})
+COMPUTE, BOTH = {"compute"}, {"compute", "library"}  # the kinds of operators the reference runs
 
 
 def test_own_code_passes():
-    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 2}), {}, 0.0) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 2}), {}, COMPUTE) == ""
     assert own_share_from_samples(_profile({OWN: 300, SOFTMAX: 2})) == pytest.approx(300 / 302, abs=1e-4)
 
 
 def test_pytorch_work_the_census_did_not_record_is_rejected():
-    reason = judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 20}), {}, 0.0)
+    reason = judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 20}), {}, COMPUTE)
     assert "out of the census's sight" in reason and "softmax_lastdim_kernel_impl" in reason
     # the same operator recorded by the census: allowed (the reference's own operator, at its own speed)
-    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute": 1.0}, 0.0) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute": 1.0}, COMPUTE) == ""
     # a GEMM in the census explains GEMM samples, not a softmax
     reason = judge_samples(_profile({SOFTMAX: 400, GEMM: 400}), _profile({OWN: 300, SOFTMAX: 20, GEMM: 50}),
-                           {"library": 1.0}, True)  # fmt: skip
+                           {"library": 1.0}, BOTH)  # fmt: skip
     assert "recorded no PyTorch compute" in reason
 
 
 def test_decoy_operators_on_tiny_tensors_account_for_no_more_than_their_volume():
     # the census recorded the reference's softmax, on a thousandth of the reference's elements
     decoy = {"compute": 0.001}
-    reason = judge_samples(REFERENCE, _profile({OWN: 100, SOFTMAX: 300}), decoy, False)
+    reason = judge_samples(REFERENCE, _profile({OWN: 100, SOFTMAX: 300}), decoy, COMPUTE)
     assert "far more than the PyTorch compute its operator census recorded" in reason
     assert "softmax_lastdim_kernel_impl" in reason
     # a GEMM of 1x1 matrices in the census does not explain the reference's GEMM
     reference = _profile({SOFTMAX: 100, GEMM: 800})
-    reason = judge_samples(reference, _profile({OWN: 90, GEMM: 600}), {"library": 0.0001}, True)
+    reason = judge_samples(reference, _profile({OWN: 90, GEMM: 600}), {"library": 0.0001}, BOTH)
     assert "GEMM or convolution library calls its operator census recorded" in reason
     # the same operators on the reference's volume: allowed, and so are smaller ones that cost more per element
-    assert judge_samples(REFERENCE, _profile({OWN: 100, SOFTMAX: 300}), {"compute": 1.0}, 0.0) == ""
-    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute": 0.1}, 0.0) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 100, SOFTMAX: 300}), {"compute": 1.0}, COMPUTE) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, SOFTMAX: 120}), {"compute": 0.1}, COMPUTE) == ""
 
 
 def test_the_census_volume_of_each_kind_of_work():
@@ -163,13 +164,13 @@ def test_the_recorder_counts_the_volume_of_plain_tensors_on_a_real_device():
 
 
 def test_pytorch_compute_the_reference_never_runs_is_rejected_whatever_the_census_says():
-    reason = judge_samples(REFERENCE, _profile({OWN: 300, FLASH: 100}), {"compute": 1.0}, 0.0)
+    reason = judge_samples(REFERENCE, _profile({OWN: 300, FLASH: 100}), {"compute": 1.0}, COMPUTE)
     assert "never runs there" in reason and "cpu_flash_attention" in reason
 
 
 def test_work_moved_out_of_the_reported_span_is_judged_where_it_ran():
     # a false span puts PyTorch's softmax "around" the call, where the reference only checksums
-    reason = judge_samples(REFERENCE, _profile({OWN: 50}, {CHECKSUM: 500, SOFTMAX: 150}), {"compute": 1.0}, 0.0)
+    reason = judge_samples(REFERENCE, _profile({OWN: 50}, {CHECKSUM: 500, SOFTMAX: 150}), {"compute": 1.0}, COMPUTE)
     assert "around its forward" in reason
 
 
@@ -177,26 +178,26 @@ def test_pytorch_doing_all_the_references_work_is_rejected_whatever_the_census_s
     # decoy operators on tiny tensors put compute and GEMM in the census; the samples show the volume
     reference = _profile({SOFTMAX: 400, GEMM: 800})
     reason = judge_samples(
-        reference, _profile({OWN: 20, SOFTMAX: 380, GEMM: 790}), {"compute": 1.0, "library": 1.0}, True
+        reference, _profile({OWN: 20, SOFTMAX: 380, GEMM: 790}), {"compute": 1.0, "library": 1.0}, BOTH
     )
     assert "about all of the reference's work" in reason
     # GEMM kept in PyTorch, the rest its own: allowed
-    assert judge_samples(reference, _profile({OWN: 300, GEMM: 790}), {"library": 1.0}, True) == ""
+    assert judge_samples(reference, _profile({OWN: 300, GEMM: 790}), {"library": 1.0}, BOTH) == ""
 
 
 def test_gemm_is_allowed_only_where_the_reference_makes_one():
     # the same multiply-adds as the reference's, through another of MKL's kernels
     reference = _profile({SOFTMAX: 400, ("libtorch_cpu.so", "mkl_blas_avx2_sgemm_kernel_0"): 200})
     candidate = _profile({OWN: 100, GEMM: 200})
-    assert "never runs there" in judge_samples(reference, candidate, {"library": 1.0}, reference_has_library=False)
-    assert judge_samples(reference, candidate, {"library": 1.0}, reference_has_library=True) == ""
+    assert "never runs there" in judge_samples(reference, candidate, {"library": 1.0}, reference_kinds=COMPUTE)
+    assert judge_samples(reference, candidate, {"library": 1.0}, reference_kinds=BOTH) == ""
 
 
 def test_slivers_and_rare_functions_are_noise():
     # a few samples in functions the reference happened not to be sampled in
     rare = {("libtorch_cpu.so", f"_ZN2at6native{i}fooEv"): 2 for i in range(30)}
-    assert judge_samples(REFERENCE, _profile({OWN: 300, **rare}), {"compute": 1.0}, 0.0) == ""
-    assert judge_samples(REFERENCE, _profile({OWN: 3000, SOFTMAX: 5}), {}, 0.0) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 300, **rare}), {"compute": 1.0}, COMPUTE) == ""
+    assert judge_samples(REFERENCE, _profile({OWN: 3000, SOFTMAX: 5}), {}, COMPUTE) == ""
 
 
 def test_one_call_made_to_burn_cpu_does_not_dilute_pytorchs_share():
@@ -204,14 +205,14 @@ def test_one_call_made_to_burn_cpu_does_not_dilute_pytorchs_share():
     burnt = _profile({OWN: 100_000, SOFTMAX: 40})
     burnt["per_call"] = {"forward": [100_000] + [1] * 99, "around": [5] * 101}
     reference = _profile({SOFTMAX: 40_000})  # a reference heavy enough that the per-call yardstick is no help
-    assert "out of the census's sight" in judge_samples(reference, burnt, {}, 0.0)
+    assert "out of the census's sight" in judge_samples(reference, burnt, {}, COMPUTE)
 
 
 def test_code_generated_by_torch_compile_is_pytorchs_work():
     compiled = ("cq4hv63qtkamcrj7uwlfaiabcdef.so", "kernel")
     assert sample_kind(*compiled) == "compute"
     assert sample_kind("my_softmax.so", "kernel") == "other"  # a module of the candidate's own
-    reason = judge_samples(REFERENCE, _profile({OWN: 3000, compiled: 3}), {}, 0.0)
+    reason = judge_samples(REFERENCE, _profile({OWN: 3000, compiled: 3}), {}, COMPUTE)
     assert "torch.compile's generated code" in reason
 
 
@@ -239,11 +240,11 @@ NUMPY = ("_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "DOUBLE_multiply")
 def test_numpy_counts_as_a_triton_kernels_only_within_its_launches():
     # the CPU's Triton interpreter runs kernels on numpy: within the time its launches took, numpy is its own
     interpreted = _profile({OWN: 100, NUMPY: 300})
-    assert judge_samples(REFERENCE, interpreted, {}, False, interpreter_share=0.9) == ""
+    assert judge_samples(REFERENCE, interpreted, {}, COMPUTE, interpreter_share=0.9) == ""
     # no Triton launch at all (a decorator named jit on a function never launched): numpy's samples are numpy's
-    assert "numpy or a BLAS" in judge_samples(REFERENCE, interpreted, {}, False, interpreter_share=0.0)
+    assert "numpy or a BLAS" in judge_samples(REFERENCE, interpreted, {}, COMPUTE, interpreter_share=0.0)
     # a token launch and numpy beside it
-    assert "numpy or a BLAS" in judge_samples(REFERENCE, interpreted, {}, False, interpreter_share=0.1)
+    assert "numpy or a BLAS" in judge_samples(REFERENCE, interpreted, {}, COMPUTE, interpreter_share=0.1)
 
 
 def test_gemm_by_another_operator_still_covers_the_references_gemm():

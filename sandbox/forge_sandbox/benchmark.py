@@ -179,8 +179,8 @@ class Benchmark:
                 "full): CPU time it cannot account for is not allowed",
                 stage="benchmark",
             )
-        has_library = any(op_census.kind(name) == "library" for name in self.reference_ops)
-        problem = op_census.judge_samples(ref, cand, self.census_shares, has_library, self._interpreter_share())
+        kinds = {op_census.kind(name) for name in self.reference_ops}
+        problem = op_census.judge_samples(ref, cand, self.census_shares, kinds, self._interpreter_share())
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
         return {

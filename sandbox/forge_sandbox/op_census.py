@@ -373,7 +373,7 @@ def _by_kind(samples: Counter) -> Counter:
     return kinds
 
 
-def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, float], reference_has_library: bool,
+def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, float], reference_kinds: set[str],
                   interpreter_share: float = 0.0) -> str:  # fmt: skip
     """'' when the candidate's sampled CPU time is allowed, else the reason.
 
@@ -381,6 +381,7 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
     (library, function) -> samples, and "calls" to the number of calls sampled;
     ``census_shares``: per kind of PyTorch work, the share of the reference's volume its census
     recorded in a timed call (:func:`census_shares`; a kind missing: none);
+    ``reference_kinds``: the kinds of work ('compute', 'library') of the operators the reference runs;
     ``interpreter_share``: the share of its calls' time that its Triton launches took where they run
     on numpy (the CPU's Triton interpreter), within which numpy's samples are its kernels'."""
     ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
@@ -407,7 +408,7 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
             kind = sample_kind(library, function)
             if n < RARE_SAMPLES or (library, function) in theirs or kind not in _WORK:
                 continue
-            if kind == "compute" or not reference_has_library:
+            if kind == "compute" or "library" not in reference_kinds:
                 foreign[_sample_name(library, function)] += n
         if beyond_noise(foreign, phase):
             where = "in its forward" if phase == "forward" else "around its forward (staging, checksum, between calls)"
@@ -417,7 +418,7 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
                 "host, out of the candidate's reach): the speedup must come from the candidate's own kernels"
             )
     ours = candidate.get("forward", Counter())
-    done = _all_the_references_work(ref_kinds, ref_calls, cand_kinds, cand_calls, ours)
+    done = _all_the_references_work(ref_kinds, ref_calls, cand_kinds, cand_calls, ours, reference_kinds)
     if done:
         return done
     theirs = reference.get("forward", Counter())
@@ -477,20 +478,18 @@ HIDDEN_SHARE = 0.5
 # forward too, leaves its own kernels none of it: the sampled twin of judge's "every operator" rule.
 ALL_THE_WORK = 0.8
 ALL_THE_WORK_SAMPLES = 50  # the reference's samples of a kind of work it takes to tell
-MINOR_WORK = 0.1  # a kind of work below this share of the reference's does not count
 
 
 def _all_the_references_work(ref_kinds: Counter, ref_calls: int, cand_kinds: Counter, cand_calls: int,
-                             ours: Counter) -> str:  # fmt: skip
+                             ours: Counter, reference_kinds: set[str]) -> str:  # fmt: skip
     """The reason when PyTorch did in the candidate's forward (``ours``), kind by kind, about as much work
     per call as the whole reference: whatever operators its census shows (decoys on tiny tensors, say).
     ``ref_kinds``/``cand_kinds``: each forward's samples per kind (_by_kind)."""
     shares = []
-    ref_work = sum(ref_kinds[kind] for kind in _WORK)
     for kind in _WORK:
         theirs = ref_kinds[kind]
-        if theirs <= MINOR_WORK * ref_work:
-            continue  # a sliver of the reference's work (GEMM's setup in a GEMM), done or not
+        if kind not in reference_kinds or not theirs:
+            continue  # samples of a kind of work the reference runs no operator of (a GEMM's bookkeeping)
         if theirs < ALL_THE_WORK_SAMPLES:
             return ""  # a kind of work sampled too little to tell: keeping the rest in PyTorch may be allowed (GEMM)
         shares.append((cand_kinds[kind] / cand_calls) / (theirs / ref_calls))
