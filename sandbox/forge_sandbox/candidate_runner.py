@@ -136,7 +136,7 @@ class CandidateRunner:
     def cmd_time(self, msg: dict) -> dict:
         threads = threading.active_count()
         triton_s = self.counter.seconds_by_backend.get("triton", 0.0)
-        reply = self.harness.time_block(self.harness.model, msg, self.channel)
+        reply = self.harness.time_block(self.harness.model, msg, self.channel, hold_outputs=True)
         return {
             **reply,
             "threads_started": threading.active_count() - threads,

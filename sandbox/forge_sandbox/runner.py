@@ -76,11 +76,13 @@ class ModelHarness:
         """The kept outputs of the last timed block, copied now, for the host."""
         return protocol.tensors_to_bytes([None if t is None else cpu(t).clone() for t in self.kept])
 
-    def time_block(self, model, msg: dict, channel: Channel) -> dict:
+    def time_block(self, model, msg: dict, channel: Channel, hold_outputs: bool = False) -> dict:
         """One timed block (timing.time_calls) of ``msg["calls"]`` calls, each started by the host's
         word on ``channel``: a checksum of every output goes back at once; the operators of the calls
         the host marked for the census come with the reply, with their volumes; the last ``keep_last`` outputs are kept
-        for the host to fetch."""
+        for the host to fetch: with ``hold_outputs`` as returned (the candidate's: a kernel that writes every
+        result into one buffer shows it), else copied at once (the reference's: a compiled reference run
+        through CUDA graphs returns the same static buffer every call, and is trusted)."""
         checksummer = timing.Checksummer(msg["checksum_seed"], self.device)
         n = int(msg["calls"])
         keep_from = n - msg.get("keep_last", 0)
@@ -100,8 +102,11 @@ class ModelHarness:
 
         def end_call(i: int, ms: float, out, span: list[int]) -> None:
             channel.send({"done": i, "ms": ms, "checksum": checksummer(out), "span": span})
-            if i >= keep_from:  # held as returned, copied only when fetched (see candidate_runner.cmd_forward)
-                kept.append(out if type(out) is torch.Tensor else None)
+            if i >= keep_from:
+                if type(out) is not torch.Tensor:
+                    kept.append(None)
+                else:
+                    kept.append(out if hold_outputs else cpu(out).clone())
 
         times = timing.time_calls(model, self.pool, n, self.device, start_call, end_call)
         self.kept = kept
