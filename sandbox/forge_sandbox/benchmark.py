@@ -346,17 +346,15 @@ class Benchmark:
             if not ok:
                 raise Stop(INCORRECT, f"an output produced while timed is wrong: {reason}", stage="benchmark")
         key = str(cand.census_at)
-        ref_ops, ref_elements = ref.reply["ops"].get(key) or {}, ref.reply["elements"].get(key) or {}
-        cand_ops, cand_elements = cand.reply["ops"].get(key), cand.reply["elements"].get(key)
-        if not (op_census.well_formed(cand_ops) and op_census.well_formed(cand_elements)):
+        reference = op_census.Record(ref.reply["ops"].get(key) or {}, ref.reply["elements"].get(key) or {})
+        candidate = op_census.Record(cand.reply["ops"].get(key), cand.reply["elements"].get(key))
+        if not candidate.well_formed():
             raise Malformed("benchmark", "no operator census of the call the host picked")
-        self.reference_ops.update(ref_ops)
-        shares = op_census.census_shares(cand_ops, cand_elements, ref_elements)
+        self.reference_ops.update(reference.counts)
+        shares = op_census.census_shares(candidate.counts, candidate.elements, reference.elements)
         for kind, share in shares.items():
             self.census_shares[kind] = max(self.census_shares.get(kind, 0.0), share)
-        problem = op_census.judge(
-            op_census.Record(cand_ops, cand_elements), op_census.Record(ref_ops, ref_elements), self.reference_ops
-        )
+        problem = op_census.judge(candidate, reference, self.reference_ops)
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
 

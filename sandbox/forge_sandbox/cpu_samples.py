@@ -216,7 +216,6 @@ class _ElfFunctions:
         self.segments: list[tuple[int, int, int]] = []  # (file offset, file size, virtual address)
         self.path = path
         self.strtab: tuple[int, int] = (0, 0)
-        self.original: str | None = None  # the installed library this file is a copy of ('' none); None: not asked
         try:
             with _open_mapped_file(path) as f:
                 self._parse(f)
@@ -254,6 +253,11 @@ class _ElfFunctions:
         self.starts = functions["value"]
         self.ends = functions["value"] + np.maximum(functions["size"], 1)
         self.name_offsets = functions["name"]
+
+    @functools.cached_property
+    def original(self) -> str:
+        """The file name of the installed library this file is a copy of, or '' (KnownLibraries)."""
+        return _known_libraries().original(self.path)
 
     def virtual_address(self, file_offset: int) -> int | None:
         for offset, size, vaddr in self.segments:
@@ -439,12 +443,9 @@ class FunctionNames:
         path = m.path.replace(" (deleted)", "")
         library = os.path.basename(path)
         # The file as the process sees it: an isolated candidate's /tmp is a tmpfs of its own.
-        seen = f"/proc/{pid}/root{path}"
-        elf = _elf(seen) or _elf(path)
+        elf = _elf(f"/proc/{pid}/root{path}") or _elf(path)
         if elf is None:
             return library, ""
-        if elf.original is None:
-            elf.original = _known_libraries().original(elf.path)
         library = elf.original or library
         vaddr = elf.virtual_address(ip - m.start + m.offset)
         return library, elf.function_at(vaddr) if vaddr is not None else ""

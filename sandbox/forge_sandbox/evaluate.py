@@ -292,9 +292,10 @@ class _Pipeline:
 
     def _check_ops(self, counts, elements, reference: op_census.Record, where: str) -> None:
         """The PyTorch operators of one verification call against the reference's (op_census)."""
-        if not (op_census.well_formed(counts) and op_census.well_formed(elements)):
+        record = op_census.Record(counts, elements)
+        if not record.well_formed():
             raise Malformed("verify", "no operator census")
-        problem = op_census.judge(op_census.Record(counts, elements), reference, self.reference_ops)
+        problem = op_census.judge(record, reference, self.reference_ops)
         if problem:
             raise Stop(REJECTED, f"{where}: {problem}", stage="verify")
         for name, count in op_census.work(counts).items():

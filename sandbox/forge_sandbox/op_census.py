@@ -158,6 +158,13 @@ class Record(NamedTuple):
     counts: dict
     elements: dict
 
+    def well_formed(self) -> bool:
+        """Both as a runner sends them: operator names to whole numbers."""
+        return all(
+            isinstance(part, dict) and all(isinstance(n, int) and not isinstance(n, bool) for n in part.values())
+            for part in self
+        )
+
 
 def judge(candidate: Record, reference: Record, reference_anywhere: set[str]) -> str:
     """'' when the candidate's PyTorch use is allowed, otherwise the reason, naming the operators.
@@ -215,11 +222,6 @@ def census_shares(counts: dict, candidate: dict, reference: dict) -> dict[str, f
         theirs = sum(n for name, n in reference.items() if kind(name) == "library")
         shares["library"] = library / theirs if theirs > 0 else float("inf")
     return shares
-
-
-def well_formed(record) -> bool:
-    """A census's counts or volumes as a runner sends them: operator names to whole numbers."""
-    return isinstance(record, dict) and all(isinstance(n, int) and not isinstance(n, bool) for n in record.values())
 
 
 def describe(counts: dict) -> str:
