@@ -78,6 +78,11 @@ CHEATS = {
     "cheat_gemm_as_bmm": {"rejected"},
     "cheat_convolution_as_unfold_mm": {"rejected"},
     "cheat_output_buffer_reused": {"incorrect"},
+    # Red team, round 6
+    "cheat_right_only_in_the_small_dtype": {"incorrect"},
+    "cheat_output_ring_of_buffers": {"incorrect"},
+    "cheat_cheaper_harness_slow_clock": {"rejected"},
+    "cheat_remapped_libtorch_code": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -115,6 +120,11 @@ TASK_OF = {
     "cheat_convolution_as_unfold_mm": REPO / "tasks" / "conv2d_3x3.py",
     "cheat_output_buffer_reused": REPO / "tasks" / "softmax_rows.py",
     "cheat_numpy_behind_a_jit_decorator": REPO / "tasks" / "gemm_fp16.py",
+    "cheat_remapped_libtorch_code": REPO / "tasks" / "softmax_rows.py",
+    "cheat_right_only_in_the_small_dtype": REPO / "tasks" / "gemm_fp16.py",
+    "cheat_output_ring_of_buffers": REPO / "tasks" / "activation_gelu.py",
+    "cheat_cheaper_harness_slow_clock": REPO / "tasks" / "maxpool2d.py",
+    "cheat_made_unreadable_to_the_host": REPO / "tasks" / "softmax_rows.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -147,6 +157,8 @@ RUNTIME_ONLY = {
     "cheat_gemm_as_bmm": "PyTorch ran every operator the reference runs",
     "cheat_convolution_as_unfold_mm": "PyTorch ran every operator the reference runs",
     "cheat_output_buffer_reused": "finds the first overwritten",
+    "cheat_right_only_in_the_small_dtype": "dtype=torch.float16",
+    "cheat_output_ring_of_buffers": "finds the first overwritten",
 }
 
 
@@ -511,19 +523,30 @@ def test_a_median_game_earns_nothing():
         assert verdict.status == "rejected" and "do not add up" in verdict.reasons[0], verdict.reasons
 
 
-def test_a_call_shorter_than_the_hosts_noise_is_still_the_candidates_claim():
-    # Open (issue 11): where one call takes less than the host's overhead varies by (softmax_small,
-    # ~10 us against ~0.1 ms quiet, ms loaded), the host's floor says nothing and a patched clock
-    # still decides. Two ways out were tried and dropped: a group of passes per host word (the
-    # candidate knows a group's later inputs and can batch them: no real model can) and the runner's
-    # CPU time around each call (it differs between two processes by ~0.1 ms after the cache flush).
-    # The verdict at least says that its figure rests on the candidate's report.
+def test_no_call_counts_shorter_than_the_hosts_clock_resolves():
+    # Where one call takes less than the host's overhead varies by (softmax_small, ~10 us against
+    # ~0.1 ms quiet, ms loaded), the host's floor under the report says nothing: a 100x slowed clock
+    # used to decide there. Every call now counts at least as long as the host's clock resolves (the
+    # allowance), and the verdict says that its speedup is then a lower bound.
     verdict = cpu_eval("cheat_clock_patched_everywhere", task="softmax_small", static_checks=False)
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
     if verdict.status == "passed":
-        assert any("rests on its own report" in w for w in verdict.warnings), verdict.warnings
-        if verdict.speedup > 3:
-            pytest.xfail(f"open (issue 11): a 100x slowed clock passed at {verdict.speedup:.1f}x on a tiny task")
+        assert verdict.candidate_ms >= verdict.timing["host_clock"]["allowance_ms"], verdict.timing
+        assert any("a lower bound" in w for w in verdict.warnings), verdict.warnings
+
+
+def test_forges_harness_made_cheaper_in_the_candidates_process_earns_about_nothing():
+    # Red team, round 6: forge's staging and checksum rebound to one-pass C++ versions inside the
+    # candidate's process, with a clock slowed 10x: the host's window less the reference's overhead
+    # then left less than the call, and the report decided (60x where the honest kernel earns ~4x).
+    # Now no call counts shorter than the host's clock resolves. What stays open: the harness's own
+    # cost (~0.1 ms here) can still be saved on calls longer than that, until it leaves the process.
+    honest = cpu_eval("honest_cpp_maxpool", task=REPO / "tasks" / "maxpool2d.py")
+    assert honest.status == "passed", honest.reasons
+    verdict = cpu_eval("cheat_cheaper_harness_slow_clock", task=REPO / "tasks" / "maxpool2d.py", static_checks=False)
+    assert verdict.status in {"passed", "rejected"}, verdict.reasons
+    if verdict.status == "passed":
+        assert verdict.speedup <= 2.5 * honest.speedup, (verdict.speedup, honest.speedup)
 
 
 def test_a_namespace_of_its_own_is_refused():
@@ -559,6 +582,7 @@ UNSEEN_BY_THE_CENSUS = {
     # round 5
     "cheat_renamed_blas_does_the_work": "numpy's OpenBLAS, copied under another name, does the GEMM through ctypes",
     "cheat_numpy_behind_a_jit_decorator": "np.matmul; a no-op decorator named jit made the source read as Triton",
+    "cheat_remapped_libtorch_code": "hidden torch.softmax; libtorch_cpu's code mapped again from a renamed copy",
 }
 
 
@@ -633,3 +657,26 @@ def test_pytorch_running_the_references_own_operators_earns_nothing():
         assert verdict.speedup < 1.5, verdict.speedup
         if _sampled(verdict):
             assert verdict.own_share is not None and verdict.own_share < 0.95, verdict.own_share
+
+
+def test_a_process_made_unreadable_to_an_unprivileged_host_is_rejected():
+    # Red team, round 6 (from the review of its fix): prctl(PR_SET_DUMPABLE, 0) makes a process unreadable
+    # to its owner. A host without privileges (a user's own machine) can then neither sample its threads
+    # nor read its memory map, and PyTorch's work hidden from the census went unseen. Here the host runs
+    # without capabilities (as a user would), the candidate unisolated (no user namespaces then).
+    task, candidate = REPO / "tasks" / "softmax_rows.py", CANDIDATES / "cheat_made_unreadable_to_the_host.py"
+    script = (
+        "import json, sys\nfrom forge_sandbox import EvalOptions, evaluate\n"
+        f"v = evaluate({str(task)!r}, {str(candidate)!r}, EvalOptions(device='cpu', size='small', timeout=120, "
+        "static_checks=False))\nprint(json.dumps({'status': v.status, 'reasons': v.reasons}))\n"
+    )
+    command = [sys.executable, "-c", script]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root, and no setpriv to drop the host's capabilities")
+        command = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdict = json.loads(done.stdout.strip().splitlines()[-1])
+    assert verdict["status"] == "rejected", verdict
+    assert any(words in verdict["reasons"][0] for words in ("refused the host's sampling", "could not read")), verdict

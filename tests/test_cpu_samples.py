@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import mmap
+import os
+import shutil
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from forge_sandbox import cpu_samples
@@ -216,22 +220,166 @@ def test_code_generated_by_torch_compile_is_pytorchs_work():
     assert "torch.compile's generated code" in reason
 
 
+def _openblas() -> cpu_samples._KnownLibrary:
+    known = cpu_samples._known_libraries()
+    library = next((lib for lib in known.libraries if "openblas" in lib.name), None)
+    if library is None:
+        pytest.skip("numpy bundles no OpenBLAS here")
+    return library
+
+
+def _a_function_of(library: cpu_samples._KnownLibrary) -> tuple[int, str]:
+    """The file offset of an instruction well inside one of the library's larger functions, and its name."""
+    symbols = cpu_samples._elf(library.path)
+    sizes = symbols.ends - symbols.starts
+    i = int(np.flatnonzero(sizes >= 2048)[0])
+    vaddr = int(symbols.starts[i]) + 1001  # an odd offset: the flips below never touch it
+    return library.offset_of(vaddr), symbols.function_at(vaddr)
+
+
+def _named_where_mapped(path: Path, offset_in_file: int, map_from: int = 0) -> tuple[str, str]:
+    """Map ``path`` executable into this process (from file offset ``map_from``), as an extension
+    would, and name the instruction at ``offset_in_file`` through the process's memory map."""
+    with open(path, "rb") as f:
+        mapped = mmap.mmap(f.fileno(), os.path.getsize(path) - map_from, flags=mmap.MAP_PRIVATE,
+                           prot=mmap.PROT_READ | mmap.PROT_EXEC, offset=map_from)  # fmt: skip
+    try:
+        names = cpu_samples.FunctionNames()
+        names.refresh([os.getpid()])
+        mapping = next(m for m in names.maps[os.getpid()] if m.path.replace(" (deleted)", "") == str(path))
+        return names.locate(os.getpid(), mapping.start + offset_in_file - mapping.offset)
+    finally:
+        mapped.close()
+
+
+def _flip(data: bytearray, every: int) -> bytearray:
+    """Every ``every``-th byte inverted (from byte 0: even offsets only where ``every`` is even)."""
+    data[::every] = bytes(b ^ 0xFF for b in data[::every])
+    return data
+
+
 def test_a_library_copied_under_another_name_is_known_by_its_content(tmp_path):
-    import shutil
+    library = _openblas()
+    offset, function = _a_function_of(library)
+    assert function
+    original = bytearray(library.image)
+    expected = (library.name, function)
 
-    import numpy
+    appended = tmp_path / "libmine.so"  # the size of no installed library
+    appended.write_bytes(original + b"\0")
+    assert _named_where_mapped(appended, offset) == expected
+    # head and tail changed beyond recognition (no ELF header, no section table): its code is the same
+    edited = tmp_path / "libedited.so"
+    edited.write_bytes(bytes(65536) + original[65536:-65536])
+    assert _named_where_mapped(edited, offset) == expected
+    # a file holding the executable segment alone, mapped from its start or from further in
+    segment = library.segments[0]
+    alone = tmp_path / "libsegment.so"
+    alone.write_bytes(original[segment.first_page : segment.offset + segment.size])
+    assert _named_where_mapped(alone, offset - segment.first_page) == expected
+    further = (offset - segment.first_page) // mmap.PAGESIZE * mmap.PAGESIZE
+    assert _named_where_mapped(alone, offset - segment.first_page, map_from=further) == expected
+    # bytes changed throughout (one in 16, as many as padding and cold code could give): still the copy
+    flipped = tmp_path / "libflipped.so"
+    flipped.write_bytes(_flip(bytearray(original), 16))
+    assert _named_where_mapped(flipped, offset) == expected
+    # the file deleted once mapped: the process's memory still holds the code
+    with open(appended, "rb") as f:
+        kept = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+    try:
+        appended.unlink()
+        names = cpu_samples.FunctionNames()
+        names.refresh([os.getpid()])
+        mapping = next(m for m in names.maps[os.getpid()] if m.path == f"{appended} (deleted)")
+        assert names.locate(os.getpid(), mapping.start + offset) == expected
+    finally:
+        kept.close()
 
-    known = cpu_samples.KnownLibraries()
-    original = next(p for p in sorted(Path(numpy.__file__).parent.rglob("*.so")))
+
+def test_where_the_processs_memory_cannot_be_read_the_mapped_file_is(tmp_path, monkeypatch):
+    library = _openblas()
+    offset, function = _a_function_of(library)
     copy = tmp_path / "libmine.so"
-    shutil.copy(original, copy)
-    assert known.original(str(copy)) == original.name
-    altered = bytearray(copy.read_bytes())
-    altered[len(altered) // 2 : len(altered) // 2 + 1] = b"\x00" if altered[len(altered) // 2] else b"\x01"
-    copy.write_bytes(altered)
-    assert known.original(str(copy)) == original.name  # a byte changed in the middle does not hide it either
-    (tmp_path / "own.so").write_bytes(b"\x7fELF" + bytes(1000))
-    assert known.original(str(tmp_path / "own.so")) == ""
+    copy.write_bytes(bytes(library.image) + b"\0")
+    monkeypatch.setattr(cpu_samples, "_read_memory", lambda pid, address, size: b"")
+    assert _named_where_mapped(copy, offset) == (library.name, function)
+
+
+@pytest.mark.skipif(shutil.which("strip") is None, reason="binutils' strip is not installed")
+def test_a_stripped_copy_is_known_by_its_code(tmp_path):
+    library = _openblas()
+    offset, function = _a_function_of(library)
+    stripped = tmp_path / "libstripped.so"
+    subprocess.run(["strip", "--strip-all", "-o", str(stripped), library.path], check=True)
+    assert stripped.stat().st_size != os.path.getsize(library.path)
+    assert _named_where_mapped(stripped, offset) == (library.name, function)
+
+
+def test_code_rewritten_beyond_the_threshold_and_unrelated_code_are_not_a_library(tmp_path):
+    library = _openblas()
+    offset, _function = _a_function_of(library)
+    rewritten = tmp_path / "librewritten.so"  # a third of its bytes changed: no longer the library's code
+    rewritten.write_bytes(_flip(bytearray(library.image), 3))
+    assert _named_where_mapped(rewritten, offset)[0] == "librewritten.so"
+    if shutil.which("gcc") is None:
+        pytest.skip("no C compiler")
+    source = tmp_path / "own.c"
+    source.write_text("float own_sum(const float *x, long n) { float s = 0; for (long i = 0; i < n; ++i) "
+                      "s += x[i] * x[i] + 1.5f; return s; }\n")  # fmt: skip
+    own = tmp_path / "libown.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(own), str(source)], check=True)
+    symbols = cpu_samples._elf(str(own))
+    vaddr = int(symbols.starts[[symbols.function_at(int(s)) == "own_sum" for s in symbols.starts].index(True)])
+    assert _named_where_mapped(own, vaddr - symbols.segments[0][2] + symbols.segments[0][0]) == ("libown.so", "own_sum")
+
+
+def test_the_interpreters_own_code_is_never_taken_for_a_librarys():
+    # every 997th byte of each executable mapping of this process not named for an installed library
+    known = cpu_samples._known_libraries()
+    names = cpu_samples.FunctionNames()
+    names.refresh([os.getpid()])
+    mappings = [
+        m for m in names.maps[os.getpid()] if m.path.startswith("/") and os.path.basename(m.path) not in known.by_name
+    ]
+    assert mappings
+    for mapping in mappings:
+        for ip in range(mapping.start, mapping.end, 997):
+            library, _function = names.locate(os.getpid(), ip)
+            assert library == os.path.basename(mapping.path), (mapping.path, hex(ip - mapping.start))
+
+
+def test_code_remapped_from_a_file_of_a_few_of_its_pages_is_known_at_the_originals_address(tmp_path):
+    # the original loaded under its own name; three of its code pages mapped again, over themselves,
+    # from a file holding only those pages (the same bytes: the library keeps working)
+    import ctypes
+
+    import numpy  # noqa: F401  (loads OpenBLAS)
+
+    library = _openblas()
+    offset, function = _a_function_of(library)
+    with open("/proc/self/maps") as f:
+        code = next((line.split() for line in f if line.rstrip().endswith(library.path) and " r-xp " in line), None)
+    if code is None:
+        pytest.skip("OpenBLAS is not loaded in this process")
+    base = int(code[0].split("-")[0], 16) - library.vaddr(int(code[2], 16))
+    page = offset // mmap.PAGESIZE * mmap.PAGESIZE
+    pages = tmp_path / "libpages.so"
+    pages.write_bytes(library.image[page - mmap.PAGESIZE : page + 2 * mmap.PAGESIZE])
+    address = base + library.vaddr(page - mmap.PAGESIZE)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype, libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                                              ctypes.c_int, ctypes.c_int, ctypes.c_long]  # fmt: skip
+    fd = os.open(pages, os.O_RDONLY)
+    try:
+        got = libc.mmap(
+            address, 3 * mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_EXEC, mmap.MAP_PRIVATE | 0x10, fd, 0
+        )  # fmt: skip  (0x10: MAP_FIXED)
+    finally:
+        os.close(fd)
+    assert got == address, ctypes.get_errno()
+    names = cpu_samples.FunctionNames()
+    names.refresh([os.getpid()])
+    assert names.locate(os.getpid(), base + library.vaddr(offset)) == (library.name, function)
 
 
 NUMPY = ("_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "DOUBLE_multiply")

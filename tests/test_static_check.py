@@ -67,6 +67,16 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import sys\nf = sys._getframe(1)", "introspection"),
         ('SRC = "c10::im" + "pl::Exclude"', "split across strings"),
         ('SRC = ("at::nat" "ive::softmax")', "at::native::"),
+        # red team, round 6: native code reaching back into the interpreter, or remapping loaded code
+        ("SRC = 'auto t = py::module_::import(\"time\");'", "imports Python modules from native code"),
+        ('SRC = "PyObject* m = PyImport_ImportModule(name);"', "imports Python modules from native code"),
+        ("SRC = 'py::setattr(m, \"perf_counter\", f);'", "rebinds Python attributes"),
+        ('SRC = "py::exec(code);"', "runs Python code from native code"),
+        ('SRC = "auto g = torch._C._DisableTorch" "Dispatch"', "dispatch hooks"),
+        ('NAME = "forge_" + "sandbox.timing"', "forge's own modules"),
+        ('SRC = "mmap(addr, n, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, off);"', "existing mappings"),
+        ('SRC = "dl_iterate_phdr(callback, &found);"', "loaded libraries"),
+        ('SRC = "prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);"', "PR_SET_DUMPABLE"),
     ],
 )
 def test_red_flags(snippet, words):

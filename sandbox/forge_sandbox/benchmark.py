@@ -15,7 +15,8 @@ cached) and the candidate. Around it, this module:
   its clock stops when the output's checksum arrives. The trusted reference's
   calls tell how much of that window is not the call (staging, checksum, the
   pipe); a block of the candidate's counts its typical call at least as long
-  as its windows leave once that is taken off. So patched clocks, hidden work,
+  as its windows leave once that is taken off, and never shorter than that
+  overhead's spread (what the host's clock resolves). So patched clocks, hidden work,
   work moved into the checksum or between calls can only make its figure
   worse, and a block whose calls took far longer than reported (beyond how
   much the reference's overhead varies) is rejected outright;
@@ -165,6 +166,14 @@ class Benchmark:
             self.sampling = f"the perf ring buffers were refused ({exc.strerror or exc})"
         finally:
             self.sides.cand.resume(paused)
+        if self.profiles is not None and self.profiles.samplers[CANDIDATE].refused:
+            raise Stop(
+                REJECTED,
+                f"the kernel refused the host's sampling of {len(self.profiles.samplers[CANDIDATE].refused)} of the "
+                "candidate's threads while the reference's were sampled (a process made unreadable to its owner): "
+                "work out of the host's sight is not allowed",
+                stage="benchmark",
+            )
 
     def _judge_samples(self) -> dict:
         """The rule on the candidate's sampled CPU time (op_census.judge_samples); the figures for the verdict."""
@@ -177,6 +186,16 @@ class Benchmark:
                 REJECTED,
                 f"while timed: the host lost {lost} samples of the candidate's threads (their ring buffers were "
                 "full): CPU time it cannot account for is not allowed",
+                stage="benchmark",
+            )
+        unreadable = sum(n for phase in ("forward", "around") for (library, _), n in cand[phase].items()
+                         if library == cpu_samples.UNREADABLE)  # fmt: skip
+        if unreadable > op_census.SLIVER_SAMPLES:
+            raise Stop(
+                REJECTED,
+                f"while timed: {unreadable} of the host's samples of the candidate ran in a process whose memory map "
+                "it could not read (gone before the block ended, or made unreadable): CPU time the host cannot "
+                "attribute is not allowed",
                 stage="benchmark",
             )
         kinds = {op_census.kind(name) for name in self.reference_ops}
@@ -365,7 +384,8 @@ class Benchmark:
 
         The candidate's process reports each call's time, but nothing in that process decides:
         a block's typical call is at least what the host's window around it leaves once the
-        reference's typical overhead (the same runner code, timed the same way) is taken off.
+        reference's typical overhead (the same runner code, timed the same way) is taken off, and
+        no call counts shorter than the host's clock resolves (the allowance).
         """
         trusted = [b for side in (EAGER, COMPILED) for b in timed.get(side, [])]
         overheads = sorted(w - t for b in trusted for w, t in zip(b.windows_ms, b.times_ms))
@@ -384,7 +404,10 @@ class Benchmark:
                     seen = [w - overhead for w in block.windows_ms]
                     unseen = statistics.median(seen) - statistics.median(values)
                     unexplained.append(unseen)
-                    values = [t + max(0.0, unseen) for t in values]
+                    # And no call counts shorter than the host's clock resolves: below that, only the
+                    # candidate's process would say how long it took (a slowed clock, forge's staging and
+                    # checksum made cheaper in that process to hide the call in the reference's overhead).
+                    values = [max(t + max(0.0, unseen), allowance) for t in values]
                 kept = block.untouched(values)
                 calls[side] += kept
                 per_block[side].append(statistics.median(kept))

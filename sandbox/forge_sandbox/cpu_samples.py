@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import errno
 import fcntl
 import functools
 import mmap
@@ -161,6 +162,7 @@ class Sampler:
         self.rings: dict[int, _Ring] = {}
         self.fds: list[int] = []
         self.attached: set[int] = set()
+        self.refused: set[int] = set()  # threads the kernel would not let the host sample
         self.lost = 0
 
     def attach(self, pids: list[int]) -> None:
@@ -176,8 +178,12 @@ class Sampler:
                 for cpu in self.cpus:
                     try:
                         fd = _open_event(tid, cpu, self.period_ns)
-                    except OSError:
-                        break  # the thread is gone
+                    except OSError as exc:
+                        if exc.errno in (errno.EACCES, errno.EPERM):
+                            # A process may make itself unreadable to its owner (PR_SET_DUMPABLE 0):
+                            # it is then out of the host's sight, which no honest kernel needs.
+                            self.refused.add(tid)
+                        break  # else the thread is gone
                     self.fds.append(fd)
                     ring = self.rings.get(cpu)
                     if ring is None:  # OSError when the kernel refuses the pages (perf_event_mlock_kb)
@@ -254,11 +260,6 @@ class _ElfFunctions:
         self.ends = functions["value"] + np.maximum(functions["size"], 1)
         self.name_offsets = functions["name"]
 
-    @functools.cached_property
-    def original(self) -> str:
-        """The file name of the installed library this file is a copy of, or '' (KnownLibraries)."""
-        return _known_libraries().original(self.path)
-
     def virtual_address(self, file_offset: int) -> int | None:
         for offset, size, vaddr in self.segments:
             if offset <= file_offset < offset + size:
@@ -308,22 +309,51 @@ def _elf(path: str) -> _ElfFunctions | None:
 # -- libraries under another name ------------------------------------------------------------------
 #
 # The rules name PyTorch's and numpy's libraries by file name (op_census.sample_kind, NUMERIC_LIBRARIES),
-# and a copy of OpenBLAS renamed libmine.so, called through ctypes, would read as the candidate's own
-# code. So a mapped file whose name is not a known library's is compared, by size and then by content,
-# with the shared objects that torch, numpy and scipy install; a copy is named for its original.
-# A copy altered in its first or last 64 KiB (one byte of its build-id note will do) is not recognized:
-# open, like building a library's sources into one's own extension, which no outside view tells from
-# the candidate's own kernel.
+# and a process can make its memory map name any file for any code: a copy of OpenBLAS renamed
+# libmine.so and called through ctypes, or libtorch_cpu's own code pages mapped again (MAP_FIXED) from
+# a copy of the file with a byte appended, so that /proc/PID/maps names the copy for all of PyTorch's
+# compute. So a sample in a file-backed mapping whose file name is not a known library's is named by
+# the bytes that run there: a window around the instruction pointer, read from the process's memory
+# (what runs, whatever the file holds now or whether it was deleted; from the mapped file where the
+# host may not read the memory), is compared with the installed libraries'
+# code (KnownLibraries) wherever a copy of it could have put those bytes. A copy keeps its code at
+# the original's offset within a page (mmap maps whole pages and the code runs where it was linked),
+# so the places tried are the page-granular ones: the same file offset (a copy with the same layout:
+# renamed, stripped, an edited build-id or any byte appended, padding changed), the same offset from
+# the start of an executable segment (a file holding that segment alone, mapped from offset 0 or
+# from where the segment lies in it), and the original's own address where the original is loaded
+# in the process (a few pages remapped from a file of any layout). A match names the original and
+# its function there, from the original's symbols.
+#
+# What stays out of reach: code that does not sit at one of those places, whatever its bytes (a
+# library's sources built into one's own extension, or its code relinked or moved to other offsets
+# within a page), and code changed in more than a fifth of the bytes around each sampled instruction
+# (only bytes that never run could be changed, so such a copy is a rewrite). Not named either: a
+# copy's linker stubs (a call's jump through the PLT, a sliver of samples), and code mapped again
+# between a block and the host's reading of the maps and memory just after it. Anonymous executable
+# memory is classed as library code already (ANONYMOUS_CODE).
 
 _LIBRARY_PACKAGES = ("torch", "numpy", "scipy")
-_FINGERPRINT_BYTES = 1 << 16
+# Bytes compared around an instruction pointer, and the share of them that must agree. Unrelated code
+# agrees on little: the best of every place tried, for 56,000 instruction pointers spread over the
+# interpreter's own code (libpython, libc, libstdc++, libm, libgomp) against every installed library,
+# was 41% (99.9% of them under 24%), common opcode and zero bytes. A copy agrees on every byte it did
+# not change, and it can change only bytes that never run (padding, cold paths) without breaking the
+# code. 80% stays well above the unrelated worst case and lets a copy change up to 51 of the 256
+# bytes around every sampled instruction.
+WINDOW_BYTES = 256
+MATCH_SHARE = 0.8
+# Linker stubs (PLT entries, .init, .fini) are the same in every shared object built by one toolchain
+# and lie at the same offsets in small ones: a match there says nothing about whose code it is.
+_STUB_SECTIONS = (".plt", ".init", ".fini")
+_PF_X, _SHF_EXECINSTR = 1, 4
 
 
-def _installed_libraries() -> dict[int, list[str]]:
-    """The shared objects of the packages in _LIBRARY_PACKAGES (and their bundled ``<pkg>.libs``), by size."""
+def _installed_libraries() -> list[str]:
+    """The shared objects of the packages in _LIBRARY_PACKAGES (and their bundled ``<pkg>.libs``)."""
     import importlib.util
 
-    by_size: dict[int, list[str]] = {}
+    paths: list[str] = []
     for package in _LIBRARY_PACKAGES:
         try:
             spec = importlib.util.find_spec(package)
@@ -334,43 +364,167 @@ def _installed_libraries() -> dict[int, list[str]]:
         for root in spec.submodule_search_locations:
             for folder in (root, f"{root.rstrip('/')}.libs"):
                 for dirpath, _dirs, files in os.walk(folder):
-                    for name in files:
-                        if ".so" in name:
-                            path = os.path.join(dirpath, name)
-                            try:
-                                by_size.setdefault(os.stat(path).st_size, []).append(path)
-                            except OSError:
-                                continue
-    return by_size
+                    paths.extend(os.path.join(dirpath, name) for name in files if ".so" in name)
+    # the largest first: libtorch_cpu holds most of PyTorch's compute, so most matches end there
+    return sorted(paths, key=lambda p: -os.path.getsize(p) if os.path.isfile(p) else 0)
 
 
-def _fingerprint(path: str) -> bytes | None:
-    """The file's first and last 64 KiB, or None when it cannot be read as a plain file."""
-    try:
-        with _open_mapped_file(path) as f:
-            head = f.read(_FINGERPRINT_BYTES)
-            f.seek(max(0, os.fstat(f.fileno()).st_size - _FINGERPRINT_BYTES))
-            return head + f.read(_FINGERPRINT_BYTES)
-    except OSError:
-        return None
+@dataclass(frozen=True)
+class _Segment:
+    """A PT_LOAD segment: where its bytes lie in the file and where they are loaded."""
+
+    offset: int
+    size: int
+    vaddr: int
+    executable: bool
+
+    @property
+    def first_page(self) -> int:  # the file offset mmap maps the segment from
+        return self.offset - self.offset % _PAGE
+
+
+class _KnownLibrary:
+    """One installed library's file, mapped read-only, with where its code lies in it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.name = os.path.basename(path)
+        with open(path, "rb") as f:  # the host's own installed file, not one a candidate can swap
+            self.image = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+        self.bytes = np.frombuffer(self.image, dtype=np.uint8)
+        self.loads, self.code = self._layout()  # the data segments too, to find its load address
+        self.segments = [s for s in self.loads if s.executable]
+
+    def _layout(self) -> tuple[list[_Segment], list[tuple[int, int]]]:
+        """Its PT_LOAD segments, and the file ranges of its executable sections other than stubs
+        (the executable segments where it has no section headers)."""
+        image = self.image
+        if image[:4] != b"\x7fELF" or image[4] != 2:
+            raise ValueError("not a 64-bit ELF file")
+        phoff, shoff = struct.unpack_from("<QQ", image, 0x20)
+        phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from("<HHHHH", image, 0x36)
+        segments = []
+        for i in range(phnum):
+            p_type, p_flags, p_offset, p_vaddr, _paddr, p_filesz = struct.unpack_from("<IIQQQQ", image,
+                                                                                      phoff + i * phentsize)  # fmt: skip
+            if p_type == 1:
+                segments.append(_Segment(p_offset, p_filesz, p_vaddr, bool(p_flags & _PF_X)))
+        sections = [struct.unpack_from("<IIQQQQ", image, shoff + i * shentsize) for i in range(shnum)]
+        if not sections or shstrndx >= shnum:
+            return segments, [(s.offset, s.offset + s.size) for s in segments if s.executable]
+        names_at = sections[shstrndx][4]
+        code = []
+        for name_offset, _type, flags, _addr, offset, size in sections:
+            name = image[names_at + name_offset : image.find(b"\0", names_at + name_offset)].decode("latin-1")
+            if flags & _SHF_EXECINSTR and not name.startswith(_STUB_SECTIONS):
+                code.append((offset, offset + size))
+        return segments, sorted(code)
+
+    def is_code(self, offset: int) -> bool:
+        i = bisect.bisect_right(self.code, (offset, float("inf"))) - 1
+        return i >= 0 and offset < self.code[i][1]
+
+    def vaddr(self, offset: int, executable: bool = True) -> int | None:
+        """The virtual address of file ``offset`` (mappings start at a segment's first page, which
+        may begin before the segment's own offset: the same difference holds there). A page two
+        segments share goes by the one that is ``executable`` or not, as its mapping is."""
+        within = [s for s in self.loads if s.first_page <= offset < s.offset + s.size]
+        segment = next((s for s in within if s.executable == executable), within[0] if within else None)
+        return None if segment is None else offset - segment.offset + segment.vaddr
+
+    def offset_of(self, vaddr: int) -> int | None:
+        segment = next((s for s in self.segments if s.vaddr <= vaddr < s.vaddr + s.size), None)
+        return None if segment is None else vaddr - segment.vaddr + segment.offset
+
+    def agrees(self, window: np.ndarray, ip_index: int, offset: int) -> bool:
+        """Whether ``window`` (the instruction pointer at ``ip_index``) is this library's bytes with
+        the instruction pointer at file ``offset``, but for at most 1 - MATCH_SHARE of them."""
+        if window[ip_index] != self.bytes[offset]:
+            return False  # the instruction that ran is not this one: most places end here, cheaply
+        lo = offset - ip_index
+        first, last = max(0, -lo), min(len(window), len(self.bytes) - lo)
+        if last - first < WINDOW_BYTES // 2:
+            return False
+        same = np.count_nonzero(window[first:last] == self.bytes[lo + first : lo + last])
+        return same >= MATCH_SHARE * (last - first)
+
+    def function_at(self, offset: int) -> str:
+        vaddr = self.vaddr(offset)
+        elf = _elf(self.path)
+        return elf.function_at(vaddr) if elf is not None and vaddr is not None else ""
 
 
 class KnownLibraries:
-    """Tells a renamed copy of an installed library by its content."""
+    """Tells installed libraries' code by its bytes, wherever a mapped file of another name holds it."""
 
-    def __init__(self) -> None:
-        self.by_size = _installed_libraries()
+    MEMO_ENTRIES = 1 << 16
 
-    def original(self, path: str) -> str:
-        """The file name of the installed library that ``path`` is a copy of, or ''."""
+    def __init__(self, paths: list[str] | None = None) -> None:
+        self.libraries: list[_KnownLibrary] = []
+        for path in _installed_libraries() if paths is None else paths:
+            try:
+                self.libraries.append(_KnownLibrary(path))
+            except (OSError, ValueError, struct.error):
+                continue  # not an ELF file (a linker script named .so): nothing of it runs
+        self.by_name = {library.name: library for library in reversed(self.libraries)}
+        self.memo: dict[tuple, tuple[str, str] | None] = {}
+
+    def identify(self, window: bytes, ip_index: int, file_offset: int, mapping_offset: int,
+                 at_address: tuple[tuple[str, int], ...] = ()) -> tuple[str, str] | None:  # fmt: skip
+        """(library, function) when ``window``, the bytes around an instruction pointer at
+        ``window[ip_index]``, are an installed library's code; otherwise None.
+
+        ``file_offset`` is where the instruction pointer lies in the mapped file, ``mapping_offset``
+        the file offset its mapping starts from, and ``at_address`` the file offsets, per library
+        loaded in the process under its own name, of the instruction pointer's address there."""
+        key = (window, ip_index, file_offset, mapping_offset, at_address)
+        if key in self.memo:
+            return self.memo[key]
+        if len(self.memo) >= self.MEMO_ENTRIES:
+            self.memo.clear()
+        found = self.memo[key] = self._identify(window, ip_index, file_offset, mapping_offset, at_address)
+        return found
+
+    def _identify(self, window: bytes, ip_index: int, file_offset: int, mapping_offset: int,
+                  at_address: tuple[tuple[str, int], ...]) -> tuple[str, str] | None:  # fmt: skip
+        data = np.frombuffer(window, dtype=np.uint8)
+        for library in self.libraries:
+            places = {file_offset}  # a copy with the same layout
+            for segment in library.segments:
+                places.add(segment.first_page + file_offset)  # a file holding this segment alone
+                places.add(segment.first_page + file_offset - mapping_offset)  # mapped from where it starts
+            # remapped over the original's own address
+            places.update(offset for name, offset in at_address if name == library.name)
+            for offset in sorted(places):
+                if library.is_code(offset) and library.agrees(data, ip_index, offset):
+                    return library.name, library.function_at(offset)
+        return None
+
+    MAX_BASES = 16  # per library: more mappings of one library than a loader makes are decoys
+
+    def load_bases(self, pid: int) -> dict[str, set[int]]:
+        """Where each installed library mapped in the process under its own name is loaded (the
+        address of its virtual address 0), from each of its mappings: when only its code is mapped
+        from a copy, its data segments stay mapped under its name. Every base any mapping implies is
+        kept, so that a mapping of the file made elsewhere (mmap of it as data) hides no other."""
+        bases: dict[str, set[int]] = {}
         try:
-            same_size = self.by_size.get(os.stat(path).st_size, [])
+            with open(f"/proc/{pid}/maps") as f:
+                lines = f.readlines()
         except OSError:
-            return ""
-        mine = _fingerprint(path) if same_size else None
-        if mine is None:
-            return ""
-        return next((os.path.basename(p) for p in same_size if _fingerprint(p) == mine), "")
+            return bases
+        for line in lines:
+            fields = line.split(None, 5)
+            if len(fields) < 6:
+                continue
+            library = self.by_name.get(os.path.basename(fields[5].strip()))
+            if library is None or len(bases.get(library.name, ())) >= self.MAX_BASES:
+                continue
+            start, offset = int(fields[0].split("-")[0], 16), int(fields[2], 16)
+            vaddr = library.vaddr(offset, executable="x" in fields[1])
+            if vaddr is not None:
+                bases.setdefault(library.name, set()).add(start - vaddr)
+        return bases
 
 
 @functools.cache
@@ -380,6 +534,8 @@ def _known_libraries() -> KnownLibraries:
 
 # Executable memory mapped from no file: code generated at run time (oneDNN's and MKL's JIT kernels).
 ANONYMOUS_CODE = "[anonymous]"
+# A sample of a process whose memory map the host could not read (gone, or made unreadable to it).
+UNREADABLE = "[unreadable]"
 
 
 @dataclass(frozen=True)
@@ -413,14 +569,17 @@ class FunctionNames:
     def __init__(self) -> None:
         self.maps: dict[int, list[Mapping]] = {}
         self.starts: dict[int, list[int]] = {}
+        self.load_bases: dict[int, dict[str, set[int]]] = {}  # per process, known libraries loaded by name
         self.memo: dict[tuple[int, int], tuple[str, str]] = {}
 
     def refresh(self, pids) -> None:
         """Re-read the memory maps (after a block: what it loaded is mapped by then)."""
+        known = _known_libraries()
         for pid in pids:
             maps = read_maps(pid)
             if maps:
                 self.maps[pid], self.starts[pid] = maps, [m.start for m in maps]
+                self.load_bases[pid] = known.load_bases(pid)
         self.memo.clear()
 
     def locate(self, pid: int, ip: int) -> tuple[str, str]:
@@ -433,7 +592,7 @@ class FunctionNames:
     def _locate(self, pid: int, ip: int) -> tuple[str, str]:
         maps = self.maps.get(pid)
         if not maps:
-            return "?", ""
+            return UNREADABLE, ""
         i = bisect.bisect_right(self.starts[pid], ip) - 1
         if i < 0 or ip >= maps[i].end:
             return "?", ""
@@ -442,13 +601,57 @@ class FunctionNames:
             return m.path or ANONYMOUS_CODE, ""
         path = m.path.replace(" (deleted)", "")
         library = os.path.basename(path)
+        known = _known_libraries()
+        if library not in known.by_name:  # any file may hold a known library's code: its bytes tell
+            found = self._known_code(pid, m, path, ip, known)
+            if found is not None:
+                return found
         # The file as the process sees it: an isolated candidate's /tmp is a tmpfs of its own.
         elf = _elf(f"/proc/{pid}/root{path}") or _elf(path)
         if elf is None:
             return library, ""
-        library = elf.original or library
         vaddr = elf.virtual_address(ip - m.start + m.offset)
         return library, elf.function_at(vaddr) if vaddr is not None else ""
+
+    def _known_code(self, pid: int, m: Mapping, path: str, ip: int, known: KnownLibraries) -> tuple[str, str] | None:
+        """(library, function) when the code at ``ip`` is an installed library's (KnownLibraries), else None.
+        The window stays within the mapping: beyond it lie other files' pages, at other offsets."""
+        lo, hi = max(m.start, ip - WINDOW_BYTES // 2), min(m.end, ip + WINDOW_BYTES // 2)
+        window = _read_memory(pid, lo, hi - lo) or _read_mapped_file(f"/proc/{pid}/root{path}", m.offset + lo - m.start,
+                                                                     hi - lo)  # fmt: skip
+        if len(window) != hi - lo:
+            return None
+        at_address = []
+        for name, bases in self.load_bases.get(pid, {}).items():
+            for base in sorted(bases):
+                offset = known.by_name[name].offset_of(ip - base)
+                if offset is not None:
+                    at_address.append((name, offset))
+        return known.identify(window, ip - lo, ip - m.start + m.offset, m.offset, tuple(at_address))
+
+
+def _read_memory(pid: int, address: int, size: int) -> bytes:
+    """``size`` bytes of the process's memory at ``address`` (the code that runs there, whatever file
+    its mapping names and whatever that file holds now), or b'' where the host may not read them."""
+    try:
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        return os.pread(fd, size, address)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _read_mapped_file(path: str, offset: int, size: int) -> bytes:
+    try:
+        with _open_mapped_file(path) as f:
+            f.seek(offset)
+            return f.read(size)
+    except OSError:
+        return b""
 
 
 def tally(samples: list[Sample], names: FunctionNames) -> Counter:

@@ -67,7 +67,9 @@ class ReferenceRunner:
         tolerance = getattr(module, "TOLERANCE", None)
         if tolerance is not None and not isinstance(tolerance, dict):
             raise taskfile.TaskError(f"{msg['task']}: TOLERANCE must be a dict with atol, rtol, rel_norm")
-        return {"configs": len(configs), "tolerance": tolerance}
+        # The last configuration, when SMALL replaced a dtype: the task's own, which this device may not run.
+        own_dtype = len(configs) - 1 if msg["size"] == "small" and taskfile.own_dtypes(module, configs[0]) else None
+        return {"configs": len(configs), "tolerance": tolerance, "own_dtype_config": own_dtype}
 
     def cmd_inspect(self, msg: dict) -> dict:
         """What a task is, for `forge tasks`; with ``lint``, whether its output is degenerate."""

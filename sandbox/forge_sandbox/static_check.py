@@ -75,6 +75,32 @@ _NATIVE_RED_FLAGS = {
     "std::async": "starts native threads: work outside the timed call is not allowed",
     "std::jthread": "starts native threads: work outside the timed call is not allowed",
     "thrd_create": "starts native threads: work outside the timed call is not allowed",
+    # Native code reaching back into the interpreter: from there it can rebind forge's own functions in
+    # its process (the clock, the staging, the checksum) or PyTorch's census guards, out of this check's
+    # sight. A kernel takes tensors and returns tensors; it never needs a Python module.
+    "module_::import": "imports Python modules from native code (forge's and PyTorch's internals are not for kernels)",
+    "module::import": "imports Python modules from native code (forge's and PyTorch's internals are not for kernels)",
+    "PyImport_": "imports Python modules from native code (forge's and PyTorch's internals are not for kernels)",
+    "py::globals": "reaches Python's namespaces from native code",
+    "py::setattr": "rebinds Python attributes from native code",
+    "PyObject_SetAttr": "rebinds Python attributes from native code",
+    "PyDict_SetItem": "writes into Python namespaces from native code",
+    "PySys_": "reaches the interpreter's state (sys) from native code",
+    "PyEval_": "reaches the interpreter's frames and globals from native code",
+    "PyThreadState_": "reaches the interpreter's frames from native code",
+    "py::exec": "runs Python code from native code",
+    "py::eval": "runs Python code from native code",
+    "PyRun_": "runs Python code from native code",
+    "forge_sandbox": "names forge's own modules (the evaluator's code is not for kernels)",
+    "_DisableTorch": "switches off PyTorch's dispatch hooks (forge's operator census sits on them)",
+    # Native code rewriting the process's loaded code: remapped or patched library pages make PyTorch's
+    # work read as another file's in the host's samples.
+    "MAP_FIXED": "maps memory over the process's existing mappings (its loaded code)",
+    "mprotect": "changes the protection of the process's memory (patching loaded code)",
+    "dl_iterate_phdr": "walks the process's loaded libraries",
+    "prctl": "changes what the process lets its owner see or do (PR_SET_DUMPABLE hides it from the host)",
+    "dlopen": "loads shared libraries at run time (a library's work is not the candidate's kernel)",
+    "dlsym": "looks up functions of loaded libraries at run time",
 }
 # Flags an honest kernel may set: PyTorch's own backend switches, not its functions.
 _BACKEND_FLAGS = ("torch.backends.",)

@@ -3,7 +3,8 @@
 A task file defines ``Model``, ``get_inputs()`` and ``get_init_inputs()``,
 exactly as KernelBench does, and may declare forge's optional extras:
 
-* ``SMALL``: module-global overrides that give CPU-sized shapes for tests;
+* ``SMALL``: module-global overrides that give CPU-sized shapes for tests (a dtype it replaces is
+  verified at the task's own too: :func:`own_dtypes`);
 * ``CONFIGS`` / ``SMALL_CONFIGS``: extra overrides (other shapes) to verify;
 * ``TOLERANCE``: ``{"atol", "rtol", "rel_norm"}`` replacing the dtype defaults;
 * ``get_flops()`` / ``get_bytes()``: useful FLOPs and compulsory DRAM bytes.
@@ -78,7 +79,27 @@ def configurations(module: ModuleType, size: str) -> list[dict]:
         if not isinstance(extra, dict):
             raise TaskError("CONFIGS / SMALL_CONFIGS must be a list of dicts of module-global overrides")
         configs.append({**base, **extra})
+    own = own_dtypes(module, base)
+    if own:
+        configs.append({**base, **own})
     return configs
+
+
+def own_dtypes(module: ModuleType, overrides: dict) -> dict:
+    """The dtypes that ``overrides`` (SMALL) replaces, at the task's own values.
+
+    A task that runs float32 on the CPU at its small size is still about its own dtype (an fp16
+    GEMM): a kernel right only in float32 is not right. So its small shapes are also verified at the
+    task's own dtypes (:func:`configurations` adds them last), where the reference runs in them."""
+    import torch
+
+    return {
+        key: getattr(module, key)
+        for key, value in overrides.items()
+        if isinstance(value, torch.dtype)
+        and isinstance(getattr(module, key, None), torch.dtype)
+        and getattr(module, key) != value
+    }
 
 
 def load_task(path: str, overrides: dict | None = None, source: str | None = None) -> ModuleType:
