@@ -15,8 +15,8 @@ cached) and the candidate. Around it, this module:
   its clock stops when the output's checksum arrives. The trusted reference's
   calls tell how much of that window is not the call (staging, checksum, the
   pipe); a block of the candidate's counts its typical call at least as long
-  as its windows leave once that is taken off, and never shorter than that
-  overhead's spread (what the host's clock resolves). So patched clocks, hidden work,
+  as its windows leave once that is taken off, and never shorter than how far
+  that overhead moves from block to block (what the host's clock resolves). So patched clocks, hidden work,
   work moved into the checksum or between calls can only make its figure
   worse, and a block whose calls took far longer than reported (beyond how
   much the reference's overhead varies) is rejected outright;
@@ -385,13 +385,20 @@ class Benchmark:
         The candidate's process reports each call's time, but nothing in that process decides:
         a block's typical call is at least what the host's window around it leaves once the
         reference's typical overhead (the same runner code, timed the same way) is taken off, and
-        no call counts shorter than the host's clock resolves (the allowance).
+        no call counts shorter than the host's clock resolves for a block's typical call.
         """
         trusted = [b for side in (EAGER, COMPILED) for b in timed.get(side, [])]
         overheads = sorted(w - t for b in trusted for w, t in zip(b.windows_ms, b.times_ms))
         overhead = statistics.median(overheads)
         p90 = overheads[int(0.9 * (len(overheads) - 1))]
         allowance = 2 * (p90 - overhead) + (0.005 if self.on_cuda else 0.02)
+        # What the host's clock resolves for a block's typical call: how far the reference's typical
+        # overhead moves from block to block. Below it only the candidate's process would say how long
+        # a call took (a slowed clock, with forge's staging, flush and checksum made cheaper in that
+        # process to hide the call in the overhead the host takes off), so no call counts shorter.
+        typical = sorted(statistics.median(w - t for w, t in zip(b.windows_ms, b.times_ms)) for b in trusted)
+        resolution = typical[int(0.9 * (len(typical) - 1))] - typical[int(0.1 * (len(typical) - 1))]
+        resolution += 0.005 if self.on_cuda else 0.02
         calls: dict[str, list[float]] = {side: [] for side in timed}
         per_block: dict[str, list[float]] = {side: [] for side in timed}
         unexplained = []  # per candidate block: the typical call's time that the report does not explain
@@ -404,10 +411,7 @@ class Benchmark:
                     seen = [w - overhead for w in block.windows_ms]
                     unseen = statistics.median(seen) - statistics.median(values)
                     unexplained.append(unseen)
-                    # And no call counts shorter than the host's clock resolves: below that, only the
-                    # candidate's process would say how long it took (a slowed clock, forge's staging and
-                    # checksum made cheaper in that process to hide the call in the reference's overhead).
-                    values = [max(t + max(0.0, unseen), allowance) for t in values]
+                    values = [max(t + max(0.0, unseen), resolution) for t in values]
                 kept = block.untouched(values)
                 calls[side] += kept
                 per_block[side].append(statistics.median(kept))
@@ -428,6 +432,7 @@ class Benchmark:
             "host_clock": {
                 "overhead_ms": overhead,
                 "allowance_ms": allowance,
+                "resolution_ms": resolution,
                 "candidate_unexplained_ms": statistics.median(unexplained),
             },  # fmt: skip
             "candidate_reported_ms": statistics.median(reported),

@@ -362,10 +362,10 @@ class _Pipeline:
             "bytes_declared": bool(timed.setup.get("bytes")),
         }
         clock = figures["host_clock"]
-        if figures["candidate_reported_ms"] < clock["allowance_ms"]:
+        if figures["candidate_reported_ms"] < clock["resolution_ms"]:
             v.warnings.append(
                 f"the candidate's calls ({figures['candidate_reported_ms']:.4f} ms) are shorter than the host's "
-                f"clock resolves here ({clock['allowance_ms']:.4f} ms): each counts as that long, so its speedup is "
+                f"clock resolves here ({clock['resolution_ms']:.4f} ms): each counts as that long, so its speedup is "
                 "a lower bound; time a larger shape for a finer figure"
             )
         if figures["cpu_samples"].get("own_share") is not None:
