@@ -77,6 +77,10 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ('SRC = "mmap(addr, n, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, off);"', "existing mappings"),
         ('SRC = "dl_iterate_phdr(callback, &found);"', "loaded libraries"),
         ('SRC = "prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);"', "PR_SET_DUMPABLE"),
+        # its review: spaces around '::', raw system calls, attributes set through an object passed in
+        ('SRC = "auto t = py :: module_ :: import(name);"', "imports Python modules from native code"),
+        ('SRC = "syscall(157, 4, 0);"', "raw system calls"),
+        ("SRC = 'clock.attr(\"perf_counter\") = fake;'", "Python attributes"),
     ],
 )
 def test_red_flags(snippet, words):
@@ -84,6 +88,11 @@ def test_red_flags(snippet, words):
     assert not report.ok
     assert any(words in finding for finding in report.findings), report.findings
     assert all(finding.startswith("line ") for finding in report.findings)
+
+
+def test_a_red_flag_is_a_name_of_its_own():
+    report = check(TRITON + 'SRC = "out = Copy::eval(x); y = my_dlopen_count;"\n')
+    assert report.ok, report.findings
 
 
 def test_try_around_imports_is_fine_and_external_streams_are_allowed():

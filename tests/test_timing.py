@@ -20,8 +20,8 @@ from forge_sandbox.verdict import Stop
 
 
 def _bench(**overrides) -> Benchmark:
-    options = dict(on_cuda=False, blocks=5, budget_s=0.1, pool=3, threads=0, expected_dtype=None, tolerance=None,
-                   compile_mode=None, reference_ops=set())  # fmt: skip
+    options = dict(on_cuda=False, blocks=5, budget_s=0.1, pool=3, threads=0, expected_dtype=None, output_bytes=4,
+                   tolerance=None, compile_mode=None, reference_ops=set())  # fmt: skip
     return Benchmark(None, **{**options, **overrides})
 
 

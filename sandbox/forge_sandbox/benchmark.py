@@ -15,8 +15,8 @@ cached) and the candidate. Around it, this module:
   its clock stops when the output's checksum arrives. The trusted reference's
   calls tell how much of that window is not the call (staging, checksum, the
   pipe); a block of the candidate's counts its typical call at least as long
-  as its windows leave once that is taken off, and never shorter than how far
-  that overhead moves from block to block (what the host's clock resolves). So patched clocks, hidden work,
+  as its windows leave once that is taken off, and never shorter than what the
+  host's clock resolves for a block's typical call. So patched clocks, hidden work,
   work moved into the checksum or between calls can only make its figure
   worse, and a block whose calls took far longer than reported (beyond how
   much the reference's overhead varies) is rejected outright;
@@ -54,6 +54,7 @@ QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a 
 # Cores kept busy beyond the thread count that still pass: the clock ticks of the per-process count
 # (~0.1 of a core over a 0.1 s block) and the runner's other threads.
 CORES_SLACK = 0.25
+KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
 
 
 @dataclass
@@ -87,6 +88,7 @@ class Benchmark:
         pool: int,
         threads: int,
         expected_dtype: torch.dtype,
+        output_bytes: int,
         tolerance: dict | None,
         compile_mode: str | None,
         reference_ops: set[str],
@@ -102,6 +104,7 @@ class Benchmark:
         self.pool = pool
         self.threads = threads
         self.expected_dtype = expected_dtype
+        self.output_bytes = output_bytes
         self.tolerance = tolerance
         self.compile_mode = compile_mode
         self.reference_ops = reference_ops
@@ -137,6 +140,9 @@ class Benchmark:
         if not self.on_cuda and not self.sampling:
             self._attach_samplers()
         timed: dict[str, list[Block]] = {side: [] for side in sides}
+        # The last outputs of each block, held as the candidate returned them and compared in full: a
+        # kernel that writes into a ring of buffers of its own shorter than this shows stale results.
+        keep = min(n, KEPT_OUTPUTS, max(2, KEPT_BYTES // max(self.output_bytes, 1)))
         for _ in range(self.blocks):
             calls = self._schedule(n)
             census_at = secrets.randbelow(n)
@@ -146,7 +152,7 @@ class Benchmark:
                 self._time(side, self._schedule(2), warmup=True)  # inputs of its own: none a timed call gets
                 # The compiled reference is not censused: under a dispatch mode dynamo would recompile it.
                 census = -1 if side == COMPILED else census_at
-                timed[side].append(self._time(side, calls, census_at=census, checksum_seed=seed, keep=min(2, n)))
+                timed[side].append(self._time(side, calls, census_at=census, checksum_seed=seed, keep=keep))
             self._check_block(timed[EAGER][-1], timed[CANDIDATE][-1])
         figures = self._figures(timed, n)
         figures["cpu_samples"] = self._judge_samples()
@@ -363,7 +369,8 @@ class Benchmark:
         for want, got in zip(expected, actual):
             ok, reason, _ = compare.compare_outputs(want, got, self.tolerance)
             if not ok:
-                raise Stop(INCORRECT, f"an output produced while timed is wrong: {reason}", stage="benchmark")
+                raise Stop(INCORRECT, f"an output produced while timed is wrong: {reason} (held as returned while "
+                           "the block's later calls ran)", stage="benchmark")  # fmt: skip
         key = str(cand.census_at)
         reference = op_census.Record(ref.reply["ops"].get(key) or {}, ref.reply["elements"].get(key) or {})
         candidate = op_census.Record(cand.reply["ops"].get(key), cand.reply["elements"].get(key))
@@ -392,13 +399,14 @@ class Benchmark:
         overhead = statistics.median(overheads)
         p90 = overheads[int(0.9 * (len(overheads) - 1))]
         allowance = 2 * (p90 - overhead) + (0.005 if self.on_cuda else 0.02)
-        # What the host's clock resolves for a block's typical call: how far the reference's typical
-        # overhead moves from block to block. Below it only the candidate's process would say how long
-        # a call took (a slowed clock, with forge's staging, flush and checksum made cheaper in that
-        # process to hide the call in the overhead the host takes off), so no call counts shorter.
-        typical = sorted(statistics.median(w - t for w, t in zip(b.windows_ms, b.times_ms)) for b in trusted)
-        resolution = typical[int(0.9 * (len(typical) - 1))] - typical[int(0.1 * (len(typical) - 1))]
-        resolution += 0.005 if self.on_cuda else 0.02
+        # What the host's clock resolves for a block's typical call: the eager reference's overhead per
+        # call varies (robust sigma: IQR / 1.349), and a block's median of n calls pins it down to about
+        # 1.25 sigma / sqrt(n); twice that. Below it only the candidate's process would say how long a
+        # call took (a slowed clock, with forge's staging and checksum made cheaper in that process to
+        # hide the call in the overhead the host takes off), so no call counts shorter.
+        eager = [w - t for b in timed[EAGER] for w, t in zip(b.windows_ms, b.times_ms)]
+        sigma = iqr(eager) / 1.349 if len(eager) >= 4 else 0.0
+        resolution = 2 * 1.2533 * sigma / math.sqrt(max(n, 1)) + (0.005 if self.on_cuda else 0.02)
         calls: dict[str, list[float]] = {side: [] for side in timed}
         per_block: dict[str, list[float]] = {side: [] for side in timed}
         unexplained = []  # per candidate block: the typical call's time that the report does not explain

@@ -95,6 +95,7 @@ class CandidateRunner:
         # it makes the next: a kernel that writes each call's result into one buffer of its own shows
         # the last trial's result for all of them.
         outputs, trials, ops, elements = [], [], {}, {}
+        started = _perf_counter()
         for i, inputs in enumerate(h.trials):
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             threads = threading.active_count()
@@ -121,7 +122,9 @@ class CandidateRunner:
         # More calls, on the timing pool's inputs (none of them a trial's), each result held too: a kernel
         # that cycles through a ring of buffers of its own shows a later pool result in an earlier trial's
         # output once the ring is shorter than the results held, which the host's comparison sees.
-        later = [h.forward(h.model, h.pool[k % len(h.pool)], census=False)[0] for k in range(_later_calls(outputs, h))]
+        per_call_s = (_perf_counter() - started) / max(len(trials), 1)
+        later = [h.forward(h.model, h.pool[k % len(h.pool)], census=False)[0]
+                 for k in range(_later_calls(outputs, trials, per_call_s, h))]  # fmt: skip
         for i, (trial, out) in enumerate(zip(trials, outputs)):
             others = outputs[:i] + outputs[i + 1 :] + later
             if out is not None:
@@ -169,12 +172,20 @@ HELD_RESULTS = 64
 HELD_BYTES = 256 * 2**20
 
 
-def _later_calls(outputs: list, harness) -> int:
-    """How many more calls to make while the trials' results are held (HELD_RESULTS, HELD_BYTES)."""
+HELD_SECONDS = 10.0  # at most this long for the later calls, at the trials' pace
+
+
+def _later_calls(outputs: list, trials: list[dict], per_call_s: float, harness) -> int:
+    """How many more calls to make while the trials' results are held (HELD_RESULTS, HELD_BYTES,
+    HELD_SECONDS); none once a trial has shown what rejects it anyway (a thread left running, changed
+    inputs, no launch of its own)."""
     sizes = [o.numel() * o.element_size() for o in outputs if type(o) is torch.Tensor]
     if not sizes or not harness.pool:
         return 0
-    return max(0, min(HELD_RESULTS - len(outputs), HELD_BYTES // max(max(sizes), 1) - len(outputs)))
+    if any(t["threads_started"] or t["inputs_changed"] or t["launches"] == 0 for t in trials):
+        return 0
+    n = min(HELD_RESULTS - len(outputs), HELD_BYTES // max(max(sizes), 1) - len(outputs))
+    return max(0, min(n, int(HELD_SECONDS / max(per_call_s, 1e-6))))
 
 
 def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -225,8 +225,10 @@ class _ElfFunctions:
         try:
             with _open_mapped_file(path) as f:
                 self._parse(f)
-        except (OSError, ValueError, struct.error):
-            pass  # not an ELF file we can read: its samples keep the file's name only
+        except Exception:  # noqa: BLE001 - the file is the candidate's to shape: no reading of it may end a run
+            # not an ELF file we can read (or one made to mislead a parser): its samples keep the file's name only
+            self.starts = self.ends = np.zeros(0, dtype=np.uint64)
+            self.segments = []
 
     def _parse(self, f) -> None:
         header = f.read(64)
@@ -391,6 +393,8 @@ class _KnownLibrary:
         self.name = os.path.basename(path)
         with open(path, "rb") as f:  # the host's own installed file, not one a candidate can swap
             self.image = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+            st = os.fstat(f.fileno())
+            self.file = (st.st_dev, st.st_ino)  # as a process's memory map names it
         self.bytes = np.frombuffer(self.image, dtype=np.uint8)
         self.loads, self.code = self._layout()  # the data segments too, to find its load address
         self.segments = [s for s in self.loads if s.executable]
@@ -467,7 +471,13 @@ class KnownLibraries:
             except (OSError, ValueError, struct.error):
                 continue  # not an ELF file (a linker script named .so): nothing of it runs
         self.by_name = {library.name: library for library in reversed(self.libraries)}
+        self.files = {library.file for library in self.libraries}
         self.memo: dict[tuple, tuple[str, str] | None] = {}
+
+    def installed(self, mapping: Mapping) -> bool:
+        """Whether a mapping is of an installed library's own file (by device and inode: a name proves
+        nothing), so that its samples may go by its name and symbols."""
+        return not mapping.path.endswith(" (deleted)") and mapping.file in self.files
 
     def identify(self, window: bytes, ip_index: int, file_offset: int, mapping_offset: int,
                  at_address: tuple[tuple[str, int], ...] = ()) -> tuple[str, str] | None:  # fmt: skip
@@ -536,6 +546,8 @@ def _known_libraries() -> KnownLibraries:
 ANONYMOUS_CODE = "[anonymous]"
 # A sample of a process whose memory map the host could not read (gone, or made unreadable to it).
 UNREADABLE = "[unreadable]"
+# The kernel's own code mapped into every process (clock_gettime and friends).
+_KERNEL_CODE = ("[vdso]", "[vsyscall]")
 
 
 @dataclass(frozen=True)
@@ -544,6 +556,7 @@ class Mapping:
     end: int
     offset: int
     path: str  # '' for anonymous memory
+    file: tuple[int, int] = (0, 0)  # (device, inode) of the mapped file
 
 
 def read_maps(pid: int) -> list[Mapping]:
@@ -557,7 +570,8 @@ def read_maps(pid: int) -> list[Mapping]:
                     continue
                 lo, hi = (int(x, 16) for x in fields[0].split("-"))
                 path = fields[5].strip() if len(fields) > 5 else ""
-                out.append(Mapping(lo, hi, int(fields[2], 16), path))
+                major, minor = (int(x, 16) for x in fields[3].split(":"))
+                out.append(Mapping(lo, hi, int(fields[2], 16), path, (os.makedev(major, minor), int(fields[4]))))
     except OSError:
         return []
     return sorted(out, key=lambda m: m.start)
@@ -580,6 +594,9 @@ class FunctionNames:
             if maps:
                 self.maps[pid], self.starts[pid] = maps, [m.start for m in maps]
                 self.load_bases[pid] = known.load_bases(pid)
+            else:  # gone, or made unreadable since: what it ran is not known (UNREADABLE), not its old map
+                self.maps.pop(pid, None)
+                self.starts.pop(pid, None)
         self.memo.clear()
 
     def locate(self, pid: int, ip: int) -> tuple[str, str]:
@@ -597,15 +614,22 @@ class FunctionNames:
         if i < 0 or ip >= maps[i].end:
             return "?", ""
         m = maps[i]
+        if m.path in _KERNEL_CODE:
+            return m.path, ""
         if not m.path or m.path.startswith("["):
-            return m.path or ANONYMOUS_CODE, ""
+            # executable memory of no file ([heap], [stack], [anon:NAME] included): code made at run time
+            return ANONYMOUS_CODE, ""
         path = m.path.replace(" (deleted)", "")
         library = os.path.basename(path)
         known = _known_libraries()
-        if library not in known.by_name:  # any file may hold a known library's code: its bytes tell
+        if not known.installed(m):
+            # Any file may hold a known library's code, under any name (a known library's included):
+            # its bytes tell. Only the installed file itself goes by its name.
             found = self._known_code(pid, m, path, ip, known)
             if found is not None:
                 return found
+            if library in known.by_name:
+                library = f"{library} (a file other than the installed one)"
         # The file as the process sees it: an isolated candidate's /tmp is a tmpfs of its own.
         elf = _elf(f"/proc/{pid}/root{path}") or _elf(path)
         if elf is None:
@@ -667,6 +691,7 @@ class Profiles:
     record also keeps, per phase, how many samples each call had ("per_call")."""
 
     def __init__(self, period_ns: int = MIN_PERIOD_NS) -> None:
+        _known_libraries()  # indexed now (~2 s), not between two timed blocks
         self.period_ns = period_ns
         self.samplers: dict[str, Sampler] = {}
         self.names: dict[str, FunctionNames] = {}

@@ -99,6 +99,8 @@ _NATIVE_RED_FLAGS = {
     "mprotect": "changes the protection of the process's memory (patching loaded code)",
     "dl_iterate_phdr": "walks the process's loaded libraries",
     "prctl": "changes what the process lets its owner see or do (PR_SET_DUMPABLE hides it from the host)",
+    "syscall(": "makes raw system calls",
+    ".attr(": "reaches Python attributes from native code",
     "dlopen": "loads shared libraries at run time (a library's work is not the candidate's kernel)",
     "dlsym": "looks up functions of loaded libraries at run time",
 }
@@ -355,8 +357,9 @@ class _Visitor(ast.NodeVisitor):
             self.flag(
                 node, f"refers to {node.value[:40]!r}: reading the evaluator's files or other processes is not allowed"
             )
+        text = _native_text(node.value)
         for marker, why in _NATIVE_RED_FLAGS.items():
-            if marker in node.value:
+            if _finds(text, marker) >= 0:
                 self.flag(node, f"its C++/CUDA source {why} ({marker})")
 
     def visit_Try(self, node: ast.Try) -> None:
@@ -394,17 +397,30 @@ def _split_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
     )
     joined, ends = "", []  # ends[i]: where piece i ends in ``joined``
     for _, _, value in pieces:
-        joined += value
+        joined += _native_text(value)
         ends.append(len(joined))
     flagged = " ".join(visitor.findings)
     findings = []
     for marker, why in _NATIVE_RED_FLAGS.items():
-        at = joined.find(marker)
+        at = _finds(joined, marker)
         if at < 0 or f"({marker})" in flagged:
             continue
         line = pieces[bisect.bisect_left(ends, at + len(marker))][0]  # the piece that completes it
         findings.append(f"line {line}: its C++/CUDA source, split across strings, {why} ({marker})")
     return findings
+
+
+def _native_text(value: str) -> str:
+    """C++ as its compiler reads names: ``py :: module_ :: import`` is ``py::module_::import``."""
+    return re.sub(r"\s*::\s*", "::", value)
+
+
+def _finds(text: str, marker: str) -> int:
+    """Where ``marker`` occurs in ``text`` as a name of its own (``Copy::eval`` is not ``py::eval``), or -1."""
+    if not (marker[0].isalnum() or marker[0] == "_"):
+        return text.find(marker)
+    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker), text)
+    return found.start() if found else -1
 
 
 def check_source(source: str) -> StaticReport:
