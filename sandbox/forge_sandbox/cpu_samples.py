@@ -512,28 +512,20 @@ class KnownLibraries:
 
     MAX_BASES = 16  # per library: more mappings of one library than a loader makes are decoys
 
-    def load_bases(self, pid: int) -> dict[str, set[int]]:
-        """Where each installed library mapped in the process under its own name is loaded (the
-        address of its virtual address 0), from each of its mappings: when only its code is mapped
-        from a copy, its data segments stay mapped under its name. Every base any mapping implies is
-        kept, so that a mapping of the file made elsewhere (mmap of it as data) hides no other."""
+    def load_bases(self, maps: list[Mapping]) -> dict[str, set[int]]:
+        """Where each installed library mapped in a process under its own name is loaded (the
+        address of its virtual address 0), from each of its mappings (``maps``: all of them, as
+        read_maps reads them): when only its code is mapped from a copy, its data segments stay
+        mapped under its name. Every base any mapping implies is kept, so that a mapping of the file
+        made elsewhere (mmap of it as data) hides no other."""
         bases: dict[str, set[int]] = {}
-        try:
-            with open(f"/proc/{pid}/maps") as f:
-                lines = f.readlines()
-        except OSError:
-            return bases
-        for line in lines:
-            fields = line.split(None, 5)
-            if len(fields) < 6:
-                continue
-            library = self.by_name.get(os.path.basename(fields[5].strip()))
+        for m in maps:
+            library = self.by_name.get(os.path.basename(m.path))
             if library is None or len(bases.get(library.name, ())) >= self.MAX_BASES:
                 continue
-            start, offset = int(fields[0].split("-")[0], 16), int(fields[2], 16)
-            vaddr = library.vaddr(offset, executable="x" in fields[1])
+            vaddr = library.vaddr(m.offset, executable=m.executable)
             if vaddr is not None:
-                bases.setdefault(library.name, set()).add(start - vaddr)
+                bases.setdefault(library.name, set()).add(m.start - vaddr)
         return bases
 
 
@@ -557,21 +549,23 @@ class Mapping:
     offset: int
     path: str  # '' for anonymous memory
     file: tuple[int, int] = (0, 0)  # (device, inode) of the mapped file
+    executable: bool = True
 
 
 def read_maps(pid: int) -> list[Mapping]:
-    """The executable mappings of a process, by start address ([] when it is gone)."""
+    """The mappings of a process, by start address ([] when it is gone or unreadable)."""
     out = []
     try:
         with open(f"/proc/{pid}/maps") as f:
             for line in f:
                 fields = line.split(None, 5)
-                if len(fields) < 5 or "x" not in fields[1]:
+                if len(fields) < 5:
                     continue
                 lo, hi = (int(x, 16) for x in fields[0].split("-"))
                 path = fields[5].strip() if len(fields) > 5 else ""
                 major, minor = (int(x, 16) for x in fields[3].split(":"))
-                out.append(Mapping(lo, hi, int(fields[2], 16), path, (os.makedev(major, minor), int(fields[4]))))
+                out.append(Mapping(lo, hi, int(fields[2], 16), path, (os.makedev(major, minor), int(fields[4])),
+                                   "x" in fields[1]))  # fmt: skip
     except OSError:
         return []
     return sorted(out, key=lambda m: m.start)
@@ -590,10 +584,11 @@ class FunctionNames:
         """Re-read the memory maps (after a block: what it loaded is mapped by then)."""
         known = _known_libraries()
         for pid in pids:
-            maps = read_maps(pid)
+            every = read_maps(pid)
+            maps = [m for m in every if m.executable]
             if maps:
                 self.maps[pid], self.starts[pid] = maps, [m.start for m in maps]
-                self.load_bases[pid] = known.load_bases(pid)
+                self.load_bases[pid] = known.load_bases(every)
             else:  # gone, or made unreadable since: what it ran is not known (UNREADABLE), not its old map
                 self.maps.pop(pid, None)
                 self.starts.pop(pid, None)
