@@ -170,8 +170,6 @@ class CandidateRunner:
 # stays out of sight (holding more costs memory on both sides).
 HELD_RESULTS = 64
 HELD_BYTES = 256 * 2**20
-
-
 HELD_SECONDS = 10.0  # at most this long for the later calls, at the trials' pace
 
 
