@@ -298,6 +298,14 @@ def test_a_candidate_that_takes_too_much_memory_is_killed_before_the_machine_run
     assert cpu_eval("honest_triton", memory_gb=1.5).status == "passed"  # a kernel's own needs fit
 
 
+def test_an_exception_beside_a_thread_of_the_candidates_own_names_the_thread():
+    # CI, 2026-11-24: cheat_background_thread's thread, still launching from the call before, made
+    # Triton's interpreter raise in the next call; the verdict named only the interpreter's error.
+    verdict = cpu_eval("bad_raises_beside_its_thread", static_checks=False)
+    assert verdict.status == "runtime_error", verdict.reasons
+    assert "with 1 thread(s) of its own running" in verdict.reasons[0], verdict.reasons
+
+
 @pytest.mark.parametrize("isolate", [True, False])
 def test_a_log_swapped_for_a_fifo_does_not_hang_the_host(isolate):
     verdict = cpu_eval("cheat_log_fifo", static_checks=False, isolate=isolate, timeout=30.0)

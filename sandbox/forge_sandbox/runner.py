@@ -20,6 +20,7 @@ import json
 import os
 import resource
 import sys
+import threading
 import traceback
 
 import torch
@@ -187,6 +188,7 @@ def serve(runner, cmd_fd: int, reply_fd: int) -> None:
     """Answer the host's commands with ``runner.cmd_<op>`` until it says exit or goes away."""
     reader = protocol.LineReader(cmd_fd)
     runner.channel = Channel(reader, reply_fd)
+    own_threads = threading.active_count()
     while True:
         try:
             msg = reader.read(None)
@@ -212,6 +214,8 @@ def serve(runner, cmd_fd: int, reply_fd: int) -> None:
                 "error": _one_line(exc),
                 "detail": str(exc)[-8000:],
                 "traceback": "".join(traceback.format_exception(exc))[-4000:],
+                # A thread the candidate left running can be what raised (two launches at once).
+                "threads_running": threading.active_count() - own_threads,
             }
         payload, runner.payload = runner.payload, b""
         protocol.write_message(reply_fd, reply, payload if reply["ok"] else b"")
