@@ -299,8 +299,9 @@ def test_a_candidate_that_takes_too_much_memory_is_killed_before_the_machine_run
 
 
 def test_an_exception_beside_a_thread_of_the_candidates_own_names_the_thread():
-    # CI, 2026-11-24: cheat_background_thread's thread, still launching from the call before, made
-    # Triton's interpreter raise in the next call; the verdict named only the interpreter's error.
+    # A thread the candidate left running can be what made a call raise (CI, 2026-11-24: one still
+    # launching from the call before made Triton's interpreter raise in the next); when one is still
+    # running as the call raises, the verdict says so.
     verdict = cpu_eval("bad_raises_beside_its_thread", static_checks=False)
     assert verdict.status == "runtime_error", verdict.reasons
     assert "with 1 thread(s) of its own running" in verdict.reasons[0], verdict.reasons

@@ -251,7 +251,7 @@ class Sides:
             return Stop(RUNTIME_ERROR, f"out of memory: {reply.get('error')}", stage=stage, log_tail=log_tail)
         where = {"compile": "while loading", "verify": "while verifying", "benchmark": "while timed"}.get(stage, stage)
         threads = reply.get("threads_running")
-        if isinstance(threads, int) and threads > 0:
+        if type(threads) is int and threads > 0:  # the runner's word: a bool is not a count
             where += f" with {threads} thread(s) of its own running"
         return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}", _traceback_hint(reply), stage=stage,
                     log_tail=log_tail)  # fmt: skip
