@@ -105,3 +105,29 @@ def test_try_around_imports_is_fine_and_external_streams_are_allowed():
 def test_syntax_error_is_reported_with_its_line():
     report = check("def f(:\n  pass\n")
     assert report.syntax_error and report.syntax_error.startswith("line 1")
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "import pkgutil\nm = pkgutil.resolve_name('forge_sandbox.timing')\n",
+        "import runpy\n",
+        "import zipimport\n",
+        "from importlib import import_module\n",
+        "import pydoc\nm = pydoc.locate('forge_sandbox.timing')\n",
+        "import pickle\n",
+        "from unittest import mock\n",
+        "import numpy as np\nf = np.ctypeslib.load_library('libx', '.')\n",
+        "from numpy import ctypeslib\n",
+        "import numpy.ctypeslib as nc\n",
+    ],
+)
+def test_modules_reached_by_a_computed_name_and_numpys_native_door_are_flagged(snippet):
+    # Red team round 7: forge_sandbox.timing reached through pkgutil.resolve_name, a BLAS through
+    # np.ctypeslib, with neither an import of forge_sandbox nor ctypes in the source.
+    findings = " ".join(check(TRITON + snippet).findings)
+    assert "dynamic imports" in findings or "numpy.ctypeslib" in findings, findings
+
+
+def test_numpy_itself_is_no_red_flag():
+    assert check(TRITON + "import numpy as np\nx = np.exp(np.ones(3))\n").findings == []

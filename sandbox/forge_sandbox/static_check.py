@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 _PROTECTED_ROOTS = {"torch", "time", "triton", "cupy", "numpy", "np", "builtins", "forge_sandbox", "gc", "os", "sys"}
 _THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess", "signal", "pty"}
 _INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "traceback", "faulthandler"}
+# Modules that reach other modules by a name computed at run time (an import by string, a pickle's
+# global, a patch target): what they reach is out of this check's sight.
+_IMPORT_MACHINERY = {"importlib", "pkgutil", "runpy", "zipimport", "imp", "_imp", "pydoc", "pickle", "_pickle",
+                     "copyreg", "marshal", "shelve", "unittest", "dill", "cloudpickle"}  # fmt: skip
 _NETWORK_MODULES = {"socket", "ssl", "urllib", "urllib3", "http", "requests", "httpx", "ftplib", "smtplib", "aiohttp"}
 _INTROSPECTION_CALLS = {"sys._getframe", "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers"}
 # os functions that start, signal or detach processes
@@ -223,6 +227,8 @@ class _Visitor(ast.NodeVisitor):
         self._check_module(node, node.module or "")
         for alias in node.names:
             self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            if f"{node.module}.{alias.name}".startswith(("numpy.ctypeslib", "np.ctypeslib")):
+                self.flag(node, "imports numpy.ctypeslib: numpy's door to native libraries (a BLAS behind forge's back)")
         if node.module in {"os", "contextlib"} and any(a.name in _PROCESS_CALLS | {"suppress"} for a in node.names):
             self.flag(
                 node, f"imports {', '.join(a.name for a in node.names)} from {node.module}: not allowed in a kernel"
@@ -238,8 +244,10 @@ class _Visitor(ast.NodeVisitor):
         machinery = _torch_machinery(module)
         if machinery:
             self.flag(node, f"imports {module}: {machinery}")
-        elif root in ("importlib", "forge_sandbox", "forge"):
+        elif root in _IMPORT_MACHINERY or root in ("forge_sandbox", "forge"):
             self.flag(node, f"imports {module}: dynamic imports and forge's own modules are not for kernels")
+        elif module.startswith("numpy.ctypeslib"):
+            self.flag(node, f"imports {module}: numpy's door to native libraries (a BLAS behind forge's back)")
         elif root in _THREAD_MODULES:
             self.flag(node, f"imports {module}: threads or processes can do work outside the timed call")
         elif root in _INTROSPECTION_MODULES:
@@ -326,6 +334,8 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self.resolved(node) == "numpy.ctypeslib":
+            self.flag(node, "uses numpy.ctypeslib: numpy's door to native libraries (a BLAS behind forge's back)")
         if dotted_name(node) == "sys.modules" or (self.root(node) == "sys" and node.attr == "modules"):
             self.flag(node, "reads sys.modules: reaching into the evaluator's modules is not allowed")
         if node.attr == "__dict__":
