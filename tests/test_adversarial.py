@@ -125,6 +125,8 @@ TASK_OF = {
     "cheat_output_ring_of_buffers": REPO / "tasks" / "activation_gelu.py",
     "cheat_cheaper_harness_slow_clock": REPO / "tasks" / "maxpool2d.py",
     "cheat_made_unreadable_to_the_host": REPO / "tasks" / "softmax_rows.py",
+    "cheat_numpy_behind_a_tiny_span": REPO / "tasks" / "softmax_rows.py",
+    "cheat_pillow_does_the_max": REPO / "tasks" / "maxpool2d.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -595,6 +597,9 @@ UNSEEN_BY_THE_CENSUS = {
     "cheat_renamed_blas_does_the_work": "numpy's OpenBLAS, copied under another name, does the GEMM through ctypes",
     "cheat_numpy_behind_a_jit_decorator": "np.matmul; a no-op decorator named jit made the source read as Triton",
     "cheat_remapped_libtorch_code": "hidden torch.softmax; libtorch_cpu's code mapped again from a renamed copy",
+    # round 7
+    "cheat_numpy_behind_a_tiny_span": "numpy computes the softmax; each call's reported span is its last microsecond",
+    "cheat_pillow_does_the_max": "Pillow's ImageMath takes the 2x2 maxima; the C++ 'kernel' copies them",
 }
 
 
@@ -604,6 +609,8 @@ def _sampled(verdict) -> bool:
 
 @pytest.mark.parametrize("name", sorted(UNSEEN_BY_THE_CENSUS))
 def test_pytorch_doing_the_work_unseen_by_the_census(name):
+    if name == "cheat_pillow_does_the_max":
+        pytest.importorskip("PIL")  # in forge's test extras
     verdict = cpu_eval(name, task=TASK_OF[name], static_checks=False)
     if verdict.status == "passed" and not _sampled(verdict):
         pytest.skip(f"the host may not sample here ({verdict.timing['cpu_samples'].get('reason')})")
@@ -611,7 +618,14 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
     reason = verdict.reasons[0]
     # named by the host's samples, or (a GEMM where the reference makes none) by the census itself
     assert any(
-        words in reason for words in ("PyTorch computed", "lost", "torch.compile's generated code", "numpy or a BLAS")
+        words in reason
+        for words in (
+            "PyTorch computed",
+            "lost",
+            "torch.compile's generated code",
+            "numpy or a BLAS",
+            "a library installed on the machine",
+        )  # fmt: skip
     ), reason
 
 
@@ -692,3 +706,17 @@ def test_a_process_made_unreadable_to_an_unprivileged_host_is_rejected():
     verdict = json.loads(done.stdout.strip().splitlines()[-1])
     assert verdict["status"] == "rejected", verdict
     assert any(words in verdict["reasons"][0] for words in ("refused the host's sampling", "could not read")), verdict
+
+
+def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
+    # Review, 2026-11-24: a CPU task's candidate could compute on a GPU of the machine (its nodes were
+    # bound into every candidate's /dev), out of the CPU sampling's sight. A fake /dev shows the choice.
+    from forge_sandbox import isolation
+
+    for name in ("null", "zero", "urandom", "nvidia0", "nvidiactl", "nvidia-uvm", "kvm"):
+        (tmp_path / name).touch()
+    (tmp_path / "dri").mkdir()
+    assert isolation.device_nodes(gpu=False, dev=str(tmp_path)) == ["null", "zero", "urandom"]
+    on_gpu = isolation.device_nodes(gpu=True, dev=str(tmp_path))
+    assert {"nvidia0", "nvidiactl", "nvidia-uvm", "dri"} <= set(on_gpu) and "kvm" not in on_gpu
+    assert isolation.layout(str(tmp_path / "own"), [], {}, gpu=False)["gpu"] is False

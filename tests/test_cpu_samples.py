@@ -264,7 +264,7 @@ def test_a_library_copied_under_another_name_is_known_by_its_content(tmp_path):
     offset, function = _a_function_of(library)
     assert function
     original = bytearray(library.image)
-    expected = (library.name, function)
+    expected = (library.label, function)  # its name, and the package it belongs to
 
     appended = tmp_path / "libmine.so"  # the size of no installed library
     appended.write_bytes(original + b"\0")
@@ -303,7 +303,7 @@ def test_where_the_processs_memory_cannot_be_read_the_mapped_file_is(tmp_path, m
     copy = tmp_path / "libmine.so"
     copy.write_bytes(bytes(library.image) + b"\0")
     monkeypatch.setattr(cpu_samples, "_read_memory", lambda pid, address, size: b"")
-    assert _named_where_mapped(copy, offset) == (library.name, function)
+    assert _named_where_mapped(copy, offset) == (library.label, function)
 
 
 @pytest.mark.skipif(shutil.which("strip") is None, reason="binutils' strip is not installed")
@@ -313,7 +313,7 @@ def test_a_stripped_copy_is_known_by_its_code(tmp_path):
     stripped = tmp_path / "libstripped.so"
     subprocess.run(["strip", "--strip-all", "-o", str(stripped), library.path], check=True)
     assert stripped.stat().st_size != os.path.getsize(library.path)
-    assert _named_where_mapped(stripped, offset) == (library.name, function)
+    assert _named_where_mapped(stripped, offset) == (library.label, function)
 
 
 def test_code_rewritten_beyond_the_threshold_and_unrelated_code_are_not_a_library(tmp_path):
@@ -346,7 +346,8 @@ def test_the_interpreters_own_code_is_never_taken_for_a_librarys():
     for mapping in mappings:
         for ip in range(mapping.start, mapping.end, 997):
             library, _function = names.locate(os.getpid(), ip)
-            assert library == os.path.basename(mapping.path), (mapping.path, hex(ip - mapping.start))
+            own_name = cpu_samples.installed_label(os.path.basename(mapping.path), mapping.path)
+            assert library == own_name, (mapping.path, hex(ip - mapping.start))
 
 
 def test_code_remapped_from_a_file_of_a_few_of_its_pages_is_known_at_the_originals_address(tmp_path):
@@ -380,7 +381,7 @@ def test_code_remapped_from_a_file_of_a_few_of_its_pages_is_known_at_the_origina
     assert got == address, ctypes.get_errno()
     names = cpu_samples.FunctionNames()
     names.refresh([os.getpid()])
-    assert names.locate(os.getpid(), base + library.vaddr(offset)) == (library.name, function)
+    assert names.locate(os.getpid(), base + library.vaddr(offset)) == (library.label, function)
 
 
 NUMPY = ("_multiarray_umath.cpython-311-x86_64-linux-gnu.so", "DOUBLE_multiply")
@@ -420,7 +421,7 @@ def test_a_copy_under_a_known_librarys_own_name_is_known_by_its_content(tmp_path
     other = next(name for name in known.by_name if "openblas" not in name and name.startswith("lib"))
     disguised = tmp_path / other
     disguised.write_bytes(bytes(library.image))
-    assert _named_where_mapped(disguised, offset) == (library.name, function)
+    assert _named_where_mapped(disguised, offset) == (library.label, function)
 
 
 def test_executable_memory_of_no_file_is_code_made_at_run_time():
@@ -454,3 +455,42 @@ def test_a_malformed_elf_file_names_nothing_and_ends_nothing(tmp_path):
     broken.write_bytes(data)
     elf = cpu_samples._ElfFunctions(str(broken))
     assert elf.function_at(0x1000) == ""
+
+
+PILLOW = ("_imagingmath.cpython-311-x86_64-linux-gnu.so [installed: PIL]", "max_F")
+NUMPY = ("_multiarray_umath.cpython-311-x86_64-linux-gnu.so [installed: numpy]", "FLOAT_maximum")
+
+
+def test_installed_packages_are_named_but_pytorchs_and_the_backends_are_not_another():
+    site = "/venv/lib/python3.11/site-packages"
+    assert cpu_samples.installed_package(f"{site}/PIL/_imagingmath.so") == "PIL"
+    assert cpu_samples.installed_package(f"{site}/pillow.libs/libwebp-51b0b3f7.so.7") == "pillow"
+    assert cpu_samples.installed_package("/usr/lib/python3/dist-packages/scipy/linalg/_fblas.so") == "scipy"
+    for own in ("torch/lib/libtorch_cpu.so", "triton/_C/libtriton.so", "cupy/_core/core.so",
+                "nvidia/cublas/lib/libcublas.so.12", "cupy_backends/cuda/api/driver.so"):  # fmt: skip
+        assert cpu_samples.installed_package(f"{site}/{own}") is None, own
+    assert cpu_samples.installed_package(f"{site}/pillow.libs/liblzma-1234.so.5") is None  # a runtime's copy
+    assert cpu_samples.installed_package("/tmp/build/my_kernel.so") is None
+
+
+def test_another_installed_packages_code_doing_work_is_rejected():
+    # Red team round 7: Pillow's ImageMath took the 2x2 maxima behind a C++ copy
+    reason = judge_samples(REFERENCE, _profile({OWN: 300, PILLOW: 40}), {}, COMPUTE)
+    assert "a library installed on the machine" in reason and "max_F" in reason
+    assert judge_samples(REFERENCE, _profile({OWN: 300, PILLOW: 6}), {}, COMPUTE) == ""  # a stray sample or few
+
+
+def test_work_moved_out_of_the_reported_span_still_counts():
+    # Red team round 7: the runner reported each call's span as its last microsecond, so numpy's samples
+    # fell "around" the forward; the rules on whose work it was read the whole timed call
+    moved = _profile({OWN: 3}, {CHECKSUM: 500, NUMPY: 300})
+    assert "numpy or a BLAS" in judge_samples(REFERENCE, moved, {}, COMPUTE)
+    assert "a library installed" in judge_samples(
+        REFERENCE, _profile({OWN: 3}, {CHECKSUM: 500, PILLOW: 40}), {}, COMPUTE
+    )
+    # PyTorch doing all of the reference's GEMM, out of the span: the same as inside it
+    reference = _profile({GEMM: 800})
+    reason = judge_samples(reference, _profile({OWN: 3}, {CHECKSUM: 500, GEMM: 790}), {"library": 1.0}, {"library"})
+    assert "about all of the reference's work" in reason
+    # forge's own harness around the calls is the reference's too: the same checksum is no one's work
+    assert judge_samples(REFERENCE, _profile({OWN: 300}, {CHECKSUM: 520}), {}, COMPUTE) == ""

@@ -28,7 +28,9 @@ import fcntl
 import functools
 import mmap
 import os
+import site
 import struct
+import sys
 from collections import Counter
 from dataclasses import dataclass
 
@@ -335,7 +337,44 @@ def _elf(path: str) -> _ElfFunctions | None:
 # between a block and the host's reading of the maps and memory just after it. Anonymous executable
 # memory is classed as library code already (ANONYMOUS_CODE).
 
-_LIBRARY_PACKAGES = ("torch", "numpy", "scipy")
+# Every installed package's shared objects are indexed (any of them can compute), but for copies of the
+# C/C++ runtimes and compression libraries that packages bundle (pillow.libs' liblzma, torch's libgomp):
+# the interpreter loads its own copies of those, which would match them.
+_RUNTIME = ("libgcc", "libstdc++", "libgomp", "libz.", "libz-", "liblzma", "libffi", "libssl", "libcrypto",
+            "libbz2", "libquadmath", "libgfortran", "libexpat", "libc.", "libm.", "libpthread", "libdl.")  # fmt: skip
+# Packages whose compiled code a candidate's forward may run: PyTorch (op_census.sample_kind names its
+# work), the kernel backends and the CUDA stack they load. Any other installed package's code that
+# runs is another's compute (installed_package).
+_OWN_STACK = ("torch", "functorch", "torchgen", "triton", "cupy", "cupy_backends", "cupyx", "fastrlock", "nvidia",
+              "cuda", "cuda_bindings", "cuda_pathfinder")  # fmt: skip
+_PACKAGE_ROOTS = ("site-packages", "dist-packages")
+
+
+def installed_package(path: str) -> str | None:
+    """The installed package a shared object at ``path`` belongs to (``pillow`` for
+    ``.../site-packages/pillow.libs/libwebp.so``, ``PIL`` for its ``_imaging`` module), or None: not
+    under an installed packages' folder, one of _OWN_STACK, or a bundled runtime library (_RUNTIME)."""
+    parts = path.split("/")
+    root = max((i for i, part in enumerate(parts) if part in _PACKAGE_ROOTS), default=-1)
+    if root < 0 or root + 2 >= len(parts) or os.path.basename(path).startswith(_RUNTIME):
+        return None
+    package = parts[root + 1].removesuffix(".libs")
+    if package.split(".")[0].split("_")[0] in _OWN_STACK or package in _OWN_STACK:
+        return None
+    return package
+
+
+def installed_label(name: str, path: str) -> str:
+    """A library's name in a sample, with the installed package it belongs to, as op_census reads it."""
+    package = installed_package(path)
+    return f"{name} [installed: {package}]" if package else name
+
+
+def _package_roots() -> list[str]:
+    roots = [*site.getsitepackages(), site.getusersitepackages(), *sys.path]
+    return sorted({os.path.realpath(r) for r in roots if os.path.basename(r.rstrip("/")) in _PACKAGE_ROOTS})
+
+
 # Bytes compared around an instruction pointer, and the share of them that must agree. Unrelated code
 # agrees on little: the best of every place tried, for 56,000 instruction pointers spread over the
 # interpreter's own code (libpython, libc, libstdc++, libm, libgomp) against every installed library,
@@ -352,21 +391,12 @@ _PF_X, _SHF_EXECINSTR = 1, 4
 
 
 def _installed_libraries() -> list[str]:
-    """The shared objects of the packages in _LIBRARY_PACKAGES (and their bundled ``<pkg>.libs``)."""
-    import importlib.util
-
+    """Every installed package's shared objects (their bundled ``<pkg>.libs`` included), but _RUNTIME's."""
     paths: list[str] = []
-    for package in _LIBRARY_PACKAGES:
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
-            continue
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        for root in spec.submodule_search_locations:
-            for folder in (root, f"{root.rstrip('/')}.libs"):
-                for dirpath, _dirs, files in os.walk(folder):
-                    paths.extend(os.path.join(dirpath, name) for name in files if ".so" in name)
+    for root in _package_roots():
+        for dirpath, _dirs, files in os.walk(root):
+            paths.extend(os.path.join(dirpath, name) for name in files
+                         if ".so" in name and not name.startswith(_RUNTIME))  # fmt: skip
     # the largest first: libtorch_cpu holds most of PyTorch's compute, so most matches end there
     return sorted(paths, key=lambda p: -os.path.getsize(p) if os.path.isfile(p) else 0)
 
@@ -391,6 +421,7 @@ class _KnownLibrary:
     def __init__(self, path: str) -> None:
         self.path = path
         self.name = os.path.basename(path)
+        self.label = installed_label(self.name, path)  # as a sample names it
         with open(path, "rb") as f:  # the host's own installed file, not one a candidate can swap
             self.image = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
             st = os.fstat(f.fileno())
@@ -507,7 +538,7 @@ class KnownLibraries:
             places.update(offset for name, offset in at_address if name == library.name)
             for offset in sorted(places):
                 if library.is_code(offset) and library.agrees(data, ip_index, offset):
-                    return library.name, library.function_at(offset)
+                    return library.label, library.function_at(offset)
         return None
 
     MAX_BASES = 16  # per library: more mappings of one library than a loader makes are decoys
@@ -625,6 +656,7 @@ class FunctionNames:
                 return found
             if library in known.by_name:
                 library = f"{library} (a file other than the installed one)"
+        library = installed_label(library, path)
         # The file as the process sees it: an isolated candidate's /tmp is a tmpfs of its own.
         elf = _elf(f"/proc/{pid}/root{path}") or _elf(path)
         if elf is None:

@@ -128,6 +128,7 @@ class _Pipeline:
         self.sides = sides = Sides(self.workdir, source, os.path.basename(self.candidate), runner_options)
         self.verdict.environment = sides.ask_ref({"op": "hello", "calibrate": self.on_cuda})["environment"]
         self._check_isolation()
+        self.verdict.environment["tasks"] = sides.limit_candidate_tasks()  # before any of the candidate's code
         # The candidate compiles while the reference prepares.
         sides.send_cand({"op": "load", "candidate": sides.candidate_copy}, "compile")
         described = sides.ask_ref(

@@ -502,23 +502,27 @@ def _thread_seconds(pid: int, tid: int) -> float | None:
         return None
 
 
-class MemoryWatch:
-    """A thread of the host's that kills a runner once its processes hold more memory than allowed.
+class ResourceWatch:
+    """A thread of the host's that kills a runner once its processes hold more memory, or more threads
+    and processes, than allowed.
 
     No limit inside the runner would do: CUDA reserves far more address space than it uses, and a
     candidate may start processes of its own. So the host reads what every process of the runner
-    keeps resident, every ``every_s``, whatever the host is doing meanwhile, and kills the runner
-    before the machine runs out (the kernel's OOM killer picks its victim, which may be anyone)."""
+    keeps resident, and how many tasks they run, every ``every_s``, whatever the host is doing
+    meanwhile, and kills the runner before the machine runs out (the kernel's OOM killer picks its
+    victim, which may be anyone; a machine out of process IDs starts nothing). Where the kernel
+    bounds the tasks itself (task_limit), this count is the second line."""
 
-    def __init__(self, runner: RunnerProcess, limit_bytes: int, every_s: float = 0.05) -> None:
-        self.runner, self.limit, self.every_s = runner, limit_bytes, every_s
+    def __init__(self, runner: RunnerProcess, limit_bytes: int, max_tasks: int, every_s: float = 0.05) -> None:
+        self.runner, self.limit, self.max_tasks, self.every_s = runner, limit_bytes, max_tasks, every_s
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="forge-memory-watch", daemon=True)
+        self._thread = threading.Thread(target=self._watch, name="forge-resource-watch", daemon=True)
         self._thread.start()
 
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
-            used = resident_bytes(self.runner.processes())
+            pids = self.runner.processes()
+            used = resident_bytes(pids)
             if used > self.limit:
                 self.runner.watch_failure = (
                     f"its processes held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB "
@@ -526,10 +530,29 @@ class MemoryWatch:
                 )
                 self.runner.kill()
                 return
+            tasks = count_tasks(pids)
+            if tasks > self.max_tasks:
+                self.runner.watch_failure = (
+                    f"its processes ran {tasks} threads and processes, more than the {self.max_tasks} allowed; the "
+                    "process group was killed"
+                )
+                self.runner.kill()
+                return
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def count_tasks(pids: list[int]) -> int:
+    """The threads of the processes, all together (a process is one thread or more)."""
+    total = 0
+    for pid in pids:
+        try:
+            total += int(_stat_fields(pid)[17])  # field 20: num_threads
+        except (OSError, ValueError, IndexError):
+            continue  # gone
+    return total
 
 
 def resident_bytes(pids: list[int]) -> int:

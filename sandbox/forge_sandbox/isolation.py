@@ -243,9 +243,9 @@ def _prune(root: str, keep: str) -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
+def layout(own: str, readable: list[str], caches: dict[str, str], gpu: bool = True) -> dict:
     """What the runner sets up inside: ``own`` a private tmpfs (its working folder), the caches
-    bound back writable, ``readable`` read-only. Python's own paths are added to what must stay
+    bound back writable, ``readable`` read-only, the GPU's device nodes only with ``gpu``. Python's own paths are added to what must stay
     readable, when a tmpfs would hide them. A readable folder that would bring back a whole hidden
     folder, or cover a writable one, is left out."""
     writable = _dirs([*(v for k, v in caches.items() if k in CACHE_VARIABLES)])
@@ -263,7 +263,7 @@ def layout(own: str, readable: list[str], caches: dict[str, str]) -> dict:
         and not any(_under(h, [p]) for h in hidden)  # /tmp itself (or / ) would undo the tmpfs
         and not any(_under(w, [p]) for w in [*writable, own])
     ]
-    return {"own": os.path.abspath(own), "writable": writable, "readable": keep}
+    return {"own": os.path.abspath(own), "writable": writable, "readable": keep, "gpu": gpu}
 
 
 def _dirs(paths: list[str]) -> list[str]:
@@ -343,17 +343,18 @@ def _all_read_only(libc) -> list[str]:
     return failed
 
 
-def restrict_files(own: str, writable: list[str], readable: list[str]) -> list[str]:
+def restrict_files(own: str, writable: list[str], readable: list[str], gpu: bool = True) -> list[str]:
     """Every mount read-only (/proc, /sys and /dev too), the hidden folders replaced by private
     tmpfs, then ``readable`` bound back read-only and ``writable`` writable, in that order so that
     no read-only folder covers a writable one, and a private tmpfs over ``own``, its working
-    folder. Returns the mounts that stayed writable; raises OSError when the rest fails."""
+    folder; the GPU's device nodes only with ``gpu``. Returns the mounts that stayed writable; raises
+    OSError when the rest fails."""
     libc = _libc()
     # Handles on the folders to bring back, taken before anything hides them.
     handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
     handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
     failed = _all_read_only(libc)
-    failed += _minimal_dev(libc)
+    failed += _minimal_dev(libc, gpu)
     for folder, size in hidden_folders().items():
         if os.path.isdir(folder) and not os.path.islink(folder):
             _mount(libc, "tmpfs", folder, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data=f"mode=1777,size={size}")
@@ -379,19 +380,28 @@ def restrict_files(own: str, writable: list[str], readable: list[str]) -> list[s
     return failed
 
 
-# Device nodes a kernel candidate may need: the usual pseudo-devices, and the GPU's.
+# Device nodes a kernel candidate may need: the usual pseudo-devices, and the GPU's where it runs on one.
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 _GPU_DEVICES = ("nvidia*", "nvidia-caps", "dri")
 
 
-def _minimal_dev(libc) -> list[str]:
-    """A fresh /dev with only the pseudo-devices and the GPU's nodes (bound from the real /dev).
-    Read-only mounts do not stop writes to device nodes, and where forge runs as root the candidate
-    owns them all (consoles, loop devices, kvm...). On failure the real /dev stays, read-only."""
+def device_nodes(gpu: bool, dev: str = "/dev") -> list[str]:
+    """The names under ``dev`` that a candidate's /dev holds: the pseudo-devices, and the GPU's nodes
+    only when it is evaluated on the GPU (a CPU task's kernel that computes on a GPU is not a CPU
+    kernel, and the CPU's sampling would not see its work)."""
     import glob
 
-    names = [n for n in _DEVICES if os.path.exists(f"/dev/{n}")]
-    names += sorted({os.path.basename(p) for pattern in _GPU_DEVICES for p in glob.glob(f"/dev/{pattern}")})
+    names = [n for n in _DEVICES if os.path.exists(f"{dev}/{n}")]
+    if gpu:
+        names += sorted({os.path.basename(p) for pattern in _GPU_DEVICES for p in glob.glob(f"{dev}/{pattern}")})
+    return names
+
+
+def _minimal_dev(libc, gpu: bool) -> list[str]:
+    """A fresh /dev with only the device_nodes, bound from the real /dev. Read-only mounts do not
+    stop writes to device nodes, and where forge runs as root the candidate owns them all
+    (consoles, loop devices, kvm...). On failure the real /dev stays, read-only."""
+    names = device_nodes(gpu)
     handles = []
     try:
         for name in names:
@@ -457,7 +467,8 @@ def _restrict(layout: dict) -> str:
     if not layout:
         return "not restricted: no layout given"
     try:
-        failed = restrict_files(layout.get("own", ""), layout.get("writable", []), layout.get("readable", []))
+        failed = restrict_files(layout.get("own", ""), layout.get("writable", []), layout.get("readable", []),
+                                gpu=layout.get("gpu", True))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - any failure here is a note, and the runner goes on
         return f"not restricted: {getattr(exc, 'strerror', None) or exc} ({getattr(exc, 'filename', '')})"
     if failed:

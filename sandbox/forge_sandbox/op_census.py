@@ -420,24 +420,36 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
                 "host, out of the candidate's reach): the speedup must come from the candidate's own kernels"
             )
     ours = candidate.get("forward", Counter())
-    done = _all_the_references_work(ref_kinds, ref_calls, cand_kinds, cand_calls, ours, reference_kinds)
+    # The rules on whose work it was read the whole block, not the forward alone: the calls' spans are
+    # the runner's word, and a runner that reports them short moves its forward's samples "around".
+    block = _block(reference, candidate)
+    done = _all_the_references_work(ref_kinds, ref_calls, _by_kind(block), cand_calls, block, reference_kinds)
     if done:
         return done
-    theirs = reference.get("forward", Counter())
-    numeric = collections.Counter()
-    for (library, function), n in ours.items():
-        if library.startswith(NUMERIC_LIBRARIES) and (library, function) not in theirs:
-            numeric[f"{function or '?'} ({library})"] += n
+    theirs = reference.get("forward", Counter()) + reference.get("around", Counter())
+    numeric, installed = collections.Counter(), collections.Counter()
+    for (library, function), n in block.items():
+        if library.startswith(NUMERIC_LIBRARIES) or "[installed: numpy]" in library:
+            if (library, function) not in theirs:
+                numeric[f"{function or '?'} ({library})"] += n
+        elif INSTALLED_MARK in library and (library, function) not in theirs:
+            installed[f"{function or '?'} ({library})"] += n
     # the Triton interpreter's own numpy, within the time its launches took
     interpreted = NUMPY_SLACK * interpreter_share * sum(ours.values())
     if sum(numeric.values()) > interpreted and beyond_noise(
         Counter({"numpy": sum(numeric.values()) - interpreted}), "forward"
     ):
         return (
-            f"numpy or a BLAS outside PyTorch computed in the candidate's forward ({_top(numeric)}: "
-            f"{sum(numeric.values())} of its {sum(ours.values())} CPU samples there, taken by the host"
+            f"numpy or a BLAS outside PyTorch computed in the candidate's timed calls ({_top(numeric)}: "
+            f"{sum(numeric.values())} of its {sum(block.values())} CPU samples there, taken by the host"
             + (f"; its Triton launches took {interpreter_share:.0%} of its calls" if interpreter_share else "")
             + "): the speedup must come from the candidate's own kernels"
+        )
+    if sum(installed.values()) > INSTALLED_SAMPLES:
+        return (
+            f"a library installed on the machine computed in the candidate's timed calls ({_top(installed)}: "
+            f"{sum(installed.values())} of its {sum(block.values())} CPU samples there, taken by the host): the "
+            "speedup must come from the candidate's own kernels, PyTorch's or its kernel backends'"
         )
     for kind, what in (("compute", "PyTorch compute"), ("library", "GEMM or convolution library calls")):
         unseen = collections.Counter()
@@ -507,6 +519,24 @@ def _all_the_references_work(ref_kinds: Counter, ref_calls: int, cand_kinds: Cou
         "whatever its operator census shows: its own kernels did none of it"
     )
 
+
+def _block(reference: dict, candidate: dict) -> Counter:
+    """The candidate's samples in its timed calls: its forward's, and those "around" it (staging,
+    checksum, between calls) beyond what the reference's runner spends there per call, function by
+    function (forge's own harness does the same work on both sides)."""
+    scale = max(candidate.get("calls", 0), 1) / max(reference.get("calls", 0), 1)
+    theirs = reference.get("around", Counter())
+    beyond = Counter(
+        {key: n - round(theirs.get(key, 0) * scale) for key, n in candidate.get("around", Counter()).items()}
+    )
+    return candidate.get("forward", Counter()) + beyond  # Counter addition keeps the positive counts only
+
+
+# A sample in an installed package's code (cpu_samples.installed_package: not PyTorch's, not a kernel
+# backend's) is another library's compute: Pillow's image math, a package's bundled BLAS. More than
+# this many in a block is no stray sample (a library an honest candidate never calls in its forward).
+INSTALLED_MARK = "[installed: "
+INSTALLED_SAMPLES = 2 * SLIVER_SAMPLES
 
 NUMPY_SLACK = 1.25  # numpy's samples within a Triton launch's time, give or take the interpreter's own
 

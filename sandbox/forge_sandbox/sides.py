@@ -16,8 +16,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from forge_sandbox import isolation, protocol
-from forge_sandbox.host import MemoryWatch, RunnerFailure, RunnerProcess, default_memory_limit
+from forge_sandbox import isolation, protocol, task_limit
+from forge_sandbox.host import ResourceWatch, RunnerFailure, RunnerProcess, default_memory_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
 
@@ -69,7 +69,8 @@ class Sides:
         self.workdir = workdir
         self.opt = options
         self.runners: list[RunnerProcess] = []
-        self.memory_watches: list[MemoryWatch] = []
+        self.resource_watches: list[ResourceWatch] = []
+        self.task_limit: task_limit.TaskLimit | None = None  # the candidate's, once limit_candidate_tasks made it
         self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
         # The runner loads this copy: exactly the source the host checked.
         source_dir = os.path.join(workdir, "source")
@@ -96,7 +97,8 @@ class Sides:
             prefix, self.no_isolation = isolation.isolation_prefix()
             if prefix:
                 readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
-                args = ["--layout", json.dumps(isolation.layout(own, readable, self.caches))]
+                gpu = self.opt.device.startswith("cuda")  # a CPU task's candidate gets no GPU device nodes
+                args = ["--layout", json.dumps(isolation.layout(own, readable, self.caches, gpu=gpu))]
         env = {**self.caches, **self._thread_environment(), **self.opt.extra_env}
         runner = RunnerProcess("candidate", own, self.opt.device, env=env, prefix=prefix,
                                extra_args=[*args, *self._thread_args()],
@@ -106,7 +108,8 @@ class Sides:
         watched = [v for k, v in self.caches.items() if k in isolation.CACHE_VARIABLES]
         watched += [] if runner.isolated else [own]
         runner.watch = lambda: _over_budget(watched)
-        self.memory_watches.append(MemoryWatch(runner, self.opt.memory_limit or default_memory_limit()))
+        self.resource_watches.append(ResourceWatch(runner, self.opt.memory_limit or default_memory_limit(),
+                                                   task_limit.MAX_TASKS))  # fmt: skip
         return self._keep(runner)
 
     def restart_candidate_without_isolation(self) -> None:
@@ -127,11 +130,30 @@ class Sides:
         n = str(self.opt.threads)
         return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n}
 
+    def limit_candidate_tasks(self) -> str:
+        """Bound the candidate runner's threads and processes in the kernel (task_limit), before any of
+        its code runs; says how they are bounded, for the verdict's environment."""
+        self.task_limit, why_not = task_limit.make()
+        if self.task_limit is None:
+            return f"at most {task_limit.MAX_TASKS} threads and processes, counted by the host ({why_not})"
+        self.task_limit.enter(self.cand.processes())
+        return f"at most {task_limit.MAX_TASKS} threads and processes (a pids cgroup)"
+
+    def tasks_refused(self) -> str:
+        """What a failure's reason adds when the kernel refused the candidate threads or processes."""
+        refused = self.task_limit.refused() if self.task_limit is not None else 0
+        if not refused:
+            return ""
+        return (f" (it reached its bound of {task_limit.MAX_TASKS} threads and processes: the kernel refused "
+                f"{refused} more)")  # fmt: skip
+
     def close(self) -> None:
-        for watch in self.memory_watches:
+        for watch in self.resource_watches:
             watch.stop()
         for runner in self.runners:
             runner.close()
+        if self.task_limit is not None:
+            self.task_limit.close()
         isolation.tidy_caches(self.caches)
 
     # -- talking ------------------------------------------------------------------------------
@@ -253,8 +275,8 @@ class Sides:
         threads = reply.get("threads_running")
         if type(threads) is int and threads > 0:  # the runner's word: a bool is not a count
             where += f" with {threads} thread(s) of its own running"
-        return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}", _traceback_hint(reply), stage=stage,
-                    log_tail=log_tail)  # fmt: skip
+        return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}{self.tasks_refused()}", _traceback_hint(reply),
+                    stage=stage, log_tail=log_tail)  # fmt: skip
 
     def runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> Stop:
         if side == "reference":
@@ -269,16 +291,15 @@ class Sides:
             )
         tail = failure.log_tail
         if failure.kind == "timeout":
-            return Stop(
-                TIMEOUT, f"{stage}: {failure.message}; the process group was killed", stage=stage, log_tail=tail
-            )
+            return Stop(TIMEOUT, f"{stage}: {failure.message}; the process group was killed{self.tasks_refused()}",
+                        stage=stage, log_tail=tail)  # fmt: skip
         if failure.kind == "oversized":
             return Stop(INCORRECT, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
         if failure.kind in ("protocol", "limit"):
             return Stop(REJECTED, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
         last = _last_line(tail)
-        return Stop(CRASHED, f"{stage}: {failure.message}", f"last output: {last}" if last else "", stage=stage,
-                    log_tail=tail)  # fmt: skip
+        return Stop(CRASHED, f"{stage}: {failure.message}{self.tasks_refused()}", f"last output: {last}" if last else "",
+                    stage=stage, log_tail=tail)  # fmt: skip
 
 
 def _over_budget(folders: list[str]) -> str:

@@ -228,7 +228,9 @@ class _Visitor(ast.NodeVisitor):
         for alias in node.names:
             self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             if f"{node.module}.{alias.name}".startswith(("numpy.ctypeslib", "np.ctypeslib")):
-                self.flag(node, "imports numpy.ctypeslib: numpy's door to native libraries (a BLAS behind forge's back)")
+                self.flag(
+                    node, "imports numpy.ctypeslib: numpy's door to native libraries (a BLAS behind forge's back)"
+                )
         if node.module in {"os", "contextlib"} and any(a.name in _PROCESS_CALLS | {"suppress"} for a in node.names):
             self.flag(
                 node, f"imports {', '.join(a.name for a in node.names)} from {node.module}: not allowed in a kernel"

@@ -1,0 +1,106 @@
+"""A candidate's threads and processes are bounded: the kernel refuses the one past the bound."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import cpu_eval
+from forge_sandbox import host, task_limit
+
+_STARTER = """
+import sys, threading, time
+hold, started = threading.Event(), 0
+try:
+    for _ in range(int(sys.argv[1])):
+        threading.Thread(target=hold.wait, daemon=True).start()
+        started += 1
+except RuntimeError:
+    pass
+print(started, flush=True)
+time.sleep(float(sys.argv[2]))  # every thread still held
+hold.set()
+"""
+
+
+def test_a_pids_group_refuses_the_thread_past_its_bound():
+    limit, why_not = task_limit.make(limit=30)
+    if limit is None:
+        pytest.skip(f"no pids group here: {why_not}")
+    try:
+        child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline()\n" + _STARTER, "100", "0"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        limit.enter([child.pid])  # before it starts any thread: all of them are born in the group
+        out, _ = child.communicate("go\n", timeout=60)
+        assert int(out) < 30, out  # the main thread counts too
+        assert limit.refused() >= 1
+    finally:
+        limit.close()
+    assert not limit.tasks()
+
+
+def test_the_hosts_count_sees_every_thread():
+    hold = threading.Event()
+    threads = [threading.Thread(target=hold.wait, daemon=True) for _ in range(5)]
+    for t in threads:
+        t.start()
+    try:
+        assert host.count_tasks([__import__("os").getpid()]) >= 6
+    finally:
+        hold.set()
+
+
+def test_a_thread_bomb_ends_at_the_bound_and_the_verdict_says_so():
+    verdict = cpu_eval("bad_task_bomb", static_checks=False, timeout=120.0)
+    assert verdict.status in {"runtime_error", "rejected", "crashed"}, verdict.reasons
+    reasons = " ".join(verdict.reasons)
+    assert f"bound of {task_limit.MAX_TASKS} threads" in reasons or "threads and processes, more than" in reasons, (
+        reasons
+    )
+    assert "threads and processes" in verdict.environment.get("tasks", ""), verdict.environment
+
+
+class _Runner:
+    """The parts of a RunnerProcess the watch uses, around a plain child process."""
+
+    def __init__(self, child: subprocess.Popen) -> None:
+        self.child, self.watch_failure = child, ""
+
+    def processes(self) -> list[int]:
+        return [self.child.pid] if self.child.poll() is None else []
+
+    def kill(self) -> None:
+        self.child.kill()
+
+
+def test_where_no_group_can_be_made_the_hosts_watch_kills_past_the_bound():
+    child = subprocess.Popen([sys.executable, "-c", _STARTER, "200", "30"],
+                             stdout=subprocess.DEVNULL)  # fmt: skip
+    runner = _Runner(child)
+    watch = host.ResourceWatch(runner, limit_bytes=2**40, max_tasks=50, every_s=0.02)
+    try:
+        child.wait(timeout=20)  # killed by the watch long before its 30 s sleep ends
+    finally:
+        watch.stop()
+        child.kill()
+    assert "more than the 50 allowed" in runner.watch_failure, runner.watch_failure
+
+
+def test_groups_left_behind_by_a_killed_host_are_swept():
+    limit, why_not = task_limit.make(limit=10)
+    if limit is None:
+        pytest.skip(f"no pids group here: {why_not}")
+    old = time.time() - task_limit.LEFT_BEHIND_S - 60
+    os.utime(limit.path, (old, old))  # as if a host killed an hour ago had made it
+    fresh, _ = task_limit.make(limit=10)
+    try:
+        assert not os.path.exists(limit.path)
+        assert os.path.isdir(fresh.path)  # a young group stays
+    finally:
+        fresh.close()
+        limit.close()
