@@ -494,3 +494,38 @@ def test_work_moved_out_of_the_reported_span_still_counts():
     assert "about all of the reference's work" in reason
     # forge's own harness around the calls is the reference's too: the same checksum is no one's work
     assert judge_samples(REFERENCE, _profile({OWN: 300}, {CHECKSUM: 520}), {}, COMPUTE) == ""
+
+
+def test_load_addresses_read_before_the_candidates_code_stay_whatever_decoys_come_later(monkeypatch):
+    # Decoy mappings of a library (mmap of its file, at low addresses) could fill the per-library
+    # allowance of a later reading and crowd out where the loader put it; what was read before the
+    # candidate's code ran is kept. Here a later reading keeps nothing of its own (MAX_BASES 0).
+    import numpy  # noqa: F401  (loads OpenBLAS)
+
+    first = cpu_samples.load_bases_of([os.getpid()])
+    assert _openblas().name in first[os.getpid()]
+    monkeypatch.setattr(cpu_samples.KnownLibraries, "MAX_BASES", 0)
+    crowded = cpu_samples.FunctionNames()
+    crowded.refresh([os.getpid()])
+    assert not crowded.load_bases[os.getpid()]
+    names = cpu_samples.FunctionNames(first)
+    names.refresh([os.getpid()])
+    assert names.load_bases[os.getpid()] == first[os.getpid()]
+
+
+def test_the_call_the_census_records_must_look_like_the_others():
+    # Red team round 7 (by reading): the runner learns which call is censused from the host's word, so
+    # a decoy operator run only in that call could inflate the census's volume and with it what the
+    # census excuses in every call's samples. The host's samples per call (by its own windows) show it.
+    def calls(censused: int, others: int) -> dict:
+        profile = _profile({OWN: 300, SOFTMAX: 20 * 9 + censused})
+        profile["host_calls"] = [Counter({OWN: 30, SOFTMAX: others}) for _ in range(9)]
+        profile["host_calls"].insert(4, Counter({OWN: 30, SOFTMAX: censused}))
+        profile["censused"] = [4]
+        return profile
+
+    reference = _profile({SOFTMAX: 4000})  # its own kernels do most of the work: no all-the-work rule
+    reason = judge_samples(reference, calls(censused=400, others=20), {"compute": 20.0}, COMPUTE)
+    assert "the census must see a call like the others" in reason, reason
+    assert "exceeds" not in judge_samples(reference, calls(censused=25, others=20), {"compute": 1.0}, COMPUTE)
+    assert "exceeds" not in judge_samples(reference, calls(censused=6, others=0), {}, COMPUTE)  # a stray sample

@@ -165,7 +165,7 @@ class Benchmark:
         paused = self.sides.cand.pause()
         try:
             self.profiles.attach(EAGER, self.sides.ref.processes())
-            self.profiles.attach(CANDIDATE, self.sides.cand.processes())
+            self.profiles.attach(CANDIDATE, self.sides.cand.processes(), self.sides.first_bases)
         except OSError as exc:  # the kernel refused the ring buffers' pages (perf_event_mlock_kb)
             self.profiles.close()
             self.profiles = None
@@ -301,6 +301,7 @@ class Benchmark:
         ``sampled``: keep the host's samples of the side's threads (cpu_samples.Profiles)."""
         sides, stage = self.sides, "benchmark"
         times, windows, checksums, spans = [], [], [], []
+        host_windows = []  # per call, [go, done] on the host's CLOCK_MONOTONIC: which call a sample was in
         if sampled:
             self.profiles.begin(side)
         block_start = time.perf_counter()
@@ -308,10 +309,11 @@ class Benchmark:
         for i, call in enumerate(calls):
             if sides.read_step(side, stage).get("ready") != i:
                 raise Malformed(stage, f"a step out of order before call {i + 1}")
-            start = time.perf_counter()
+            start, start_ns = time.perf_counter(), time.monotonic_ns()
             sides.send_step(side, {"go": i, "call": call, "census": i == census_at}, stage)
             done = sides.read_step(side, stage)
             windows.append((time.perf_counter() - start) * 1e3)
+            host_windows.append((start_ns, time.monotonic_ns()))
             ms, checksum = done.get("ms"), done.get("checksum")
             if done.get("done") != i or not _number(ms) or ms < 0 or not isinstance(checksum, list):
                 raise Malformed(stage, f"a malformed report of call {i + 1}")
@@ -327,7 +329,7 @@ class Benchmark:
         wall = (time.perf_counter() - block_start) * 1e3
         spans.sort()
         if sampled:
-            self.profiles.end(side, spans, sides.runner(side).processes())
+            self.profiles.end(side, spans, sides.runner(side).processes(), host_windows, census_at)
         return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans)
 
     def _wait_quiet(self) -> None:

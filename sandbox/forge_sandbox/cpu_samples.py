@@ -602,13 +602,22 @@ def read_maps(pid: int) -> list[Mapping]:
     return sorted(out, key=lambda m: m.start)
 
 
+def load_bases_of(pids: list[int]) -> dict[int, dict[str, set[int]]]:
+    """Per process, where the installed libraries it has loaded under their own names lie
+    (KnownLibraries.load_bases). Read before any candidate code runs, these are the loader's own:
+    no decoy mapping made later can crowd them out of a later reading (MAX_BASES)."""
+    known = _known_libraries()
+    return {pid: known.load_bases(read_maps(pid)) for pid in pids}
+
+
 class FunctionNames:
     """Instruction pointers of the processes of one runner to (shared object, function)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_bases: dict[int, dict[str, set[int]]] | None = None) -> None:
         self.maps: dict[int, list[Mapping]] = {}
         self.starts: dict[int, list[int]] = {}
         self.load_bases: dict[int, dict[str, set[int]]] = {}  # per process, known libraries loaded by name
+        self.first_bases = first_bases or {}  # load_bases_of, before the candidate's code ran
         self.memo: dict[tuple[int, int], tuple[str, str]] = {}
 
     def refresh(self, pids) -> None:
@@ -619,7 +628,10 @@ class FunctionNames:
             maps = [m for m in every if m.executable]
             if maps:
                 self.maps[pid], self.starts[pid] = maps, [m.start for m in maps]
-                self.load_bases[pid] = known.load_bases(every)
+                bases = known.load_bases(every)
+                for name, first in self.first_bases.get(pid, {}).items():
+                    bases.setdefault(name, set()).update(first)
+                self.load_bases[pid] = bases
             else:  # gone, or made unreadable since: what it ran is not known (UNREADABLE), not its old map
                 self.maps.pop(pid, None)
                 self.starts.pop(pid, None)
@@ -715,7 +727,9 @@ class Profiles:
 
     A phase is "forward" for a sample inside one of the call spans the runner reported
     (timing.time_calls), "around" otherwise (staging, checksum, between calls). Each side's
-    record also keeps, per phase, how many samples each call had ("per_call")."""
+    record also keeps, per phase, how many samples each call had ("per_call"), each call's samples
+    by the host's own window ("host_calls") and which of those the operator census recorded
+    ("censused")."""
 
     def __init__(self, period_ns: int = MIN_PERIOD_NS) -> None:
         _known_libraries()  # indexed now (~2 s), not between two timed blocks
@@ -729,11 +743,12 @@ class Profiles:
         self.lost: Counter = Counter()
         self.lost_before: dict[str, int] = {}
 
-    def attach(self, side: str, pids: list[int]) -> None:
-        """Once per runner, while none of its threads can start another (the candidate is stopped)."""
+    def attach(self, side: str, pids: list[int], first_bases: dict[int, dict[str, set[int]]] | None = None) -> None:
+        """Once per runner, while none of its threads can start another (the candidate is stopped);
+        ``first_bases``: its libraries' load addresses read before its code ran (load_bases_of)."""
         sampler = self.samplers.setdefault(side, Sampler(self.period_ns))
         sampler.attach(pids)
-        self.names.setdefault(side, FunctionNames())
+        self.names.setdefault(side, FunctionNames(first_bases))
         self.phases.setdefault(side, {"forward": Counter(), "around": Counter(), "calls": 0})
 
     def begin(self, side: str) -> None:
@@ -747,7 +762,11 @@ class Profiles:
         if side in self.samplers:
             self.pending[side] += self.samplers[side].drain()
 
-    def end(self, side: str, spans: list, pids: list[int]) -> None:
+    def end(self, side: str, spans: list, pids: list[int], host_windows: list | None = None,
+            census_at: int = -1) -> None:  # fmt: skip
+        """The block is over: its samples by phase (``spans``, the runner's word) and by call
+        (``host_windows``, the host's own [go, done] per call; ``census_at``, the call the operator
+        census recorded)."""
         if side not in self.samplers:
             return
         samples = self.pending.pop(side, []) + self.samplers[side].drain()
@@ -766,6 +785,18 @@ class Profiles:
             per_call[phase][i if phase == "forward" else i + 1] += 1
         for phase, counts in per_call.items():
             phases.setdefault("per_call", {}).setdefault(phase, []).extend(counts)
+        # Per call by the host's clock, every sample in its window whatever the runner reported: the
+        # census's call must look like the others (op_census.judge_samples).
+        if host_windows:
+            calls = [Counter() for _ in host_windows]
+            starts = [start for start, _ in host_windows]
+            for sample in samples:
+                i = bisect.bisect_right(starts, sample.time_ns) - 1
+                if i >= 0 and sample.time_ns <= host_windows[i][1]:
+                    calls[i][names.locate(sample.pid, sample.ip)] += 1
+            if 0 <= census_at < len(calls):
+                phases.setdefault("censused", []).append(len(phases.get("host_calls", [])) + census_at)
+            phases.setdefault("host_calls", []).extend(calls)
 
     def close(self) -> None:
         for sampler in self.samplers.values():

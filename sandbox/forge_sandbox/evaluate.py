@@ -25,7 +25,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from forge_sandbox import baselines, compare, evidence, hardware, op_census, protocol, static_check, variants
+from forge_sandbox import (
+    baselines,
+    compare,
+    cpu_samples,
+    evidence,
+    hardware,
+    op_census,
+    protocol,
+    static_check,
+    variants,
+)
 from forge_sandbox.benchmark import CANDIDATE, COMPILED, EAGER, Benchmark, compiled_reason
 from forge_sandbox.sides import Malformed, RunnerOptions, Sides, expect, outputs_limit
 from forge_sandbox.taskfile import TaskError, resolve_size
@@ -129,6 +139,8 @@ class _Pipeline:
         self.verdict.environment = sides.ask_ref({"op": "hello", "calibrate": self.on_cuda})["environment"]
         self._check_isolation()
         self.verdict.environment["tasks"] = sides.limit_candidate_tasks()  # before any of the candidate's code
+        if not self.on_cuda and not cpu_samples.available():
+            sides.read_library_bases()  # the loader's own, before the candidate's code can add decoys
         # The candidate compiles while the reference prepares.
         sides.send_cand({"op": "load", "candidate": sides.candidate_copy}, "compile")
         described = sides.ask_ref(

@@ -451,6 +451,9 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
             f"{sum(installed.values())} of its {sum(block.values())} CPU samples there, taken by the host): the "
             "speedup must come from the candidate's own kernels, PyTorch's or its kernel backends'"
         )
+    unlike = _censused_call_unlike_the_others(candidate)
+    if unlike:
+        return unlike
     for kind, what in (("compute", "PyTorch compute"), ("library", "GEMM or convolution library calls")):
         unseen = collections.Counter()
         for (library, function), n in ours.items():
@@ -477,6 +480,31 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
                 f"{sum(ours.values())} CPU samples there, taken by the host), far more than the {what} its operator "
                 f"census recorded account for ({share:.0%} of the reference's by volume): PyTorch did the work out "
                 "of the census's sight"
+            )
+    return ""
+
+
+# The call the census records must be like the others: PyTorch's work in it (by the host's samples, per
+# kind) at most CENSUS_CALL_SLACK times a typical call's, beyond the noise. The runner learns which call
+# that is with the host's word that starts it; a decoy operator run only then would make the census's
+# volume, and so what it excuses in the samples of every call, as large as the candidate likes.
+CENSUS_CALL_SLACK = 3.0
+
+
+def _censused_call_unlike_the_others(candidate: dict) -> str:
+    calls, censused = candidate.get("host_calls", []), set(candidate.get("censused", []))
+    others = [call for i, call in enumerate(calls) if i not in censused]
+    if not censused or len(others) < 3:
+        return ""
+    for kind in _WORK:
+        per_call = sorted(_by_kind(call)[kind] for call in others)
+        typical = per_call[len(per_call) // 2]
+        in_census = [_by_kind(calls[i])[kind] for i in sorted(censused) if i < len(calls)]
+        excess = sum(in_census) - CENSUS_CALL_SLACK * typical * len(in_census)
+        if excess > 2 * SLIVER_SAMPLES * len(in_census):
+            return (
+                f"PyTorch's {kind} work in the call its operator census recorded ({max(in_census)} CPU samples, taken "
+                f"by the host) far exceeds a typical call's ({typical}): the census must see a call like the others"
             )
     return ""
 

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from forge_sandbox import isolation, protocol, task_limit
+from forge_sandbox import cpu_samples, isolation, protocol, task_limit
 from forge_sandbox.host import ResourceWatch, RunnerFailure, RunnerProcess, default_memory_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
@@ -71,6 +71,7 @@ class Sides:
         self.runners: list[RunnerProcess] = []
         self.resource_watches: list[ResourceWatch] = []
         self.task_limit: task_limit.TaskLimit | None = None  # the candidate's, once limit_candidate_tasks made it
+        self.first_bases: dict[int, dict[str, set[int]]] = {}  # read_library_bases
         self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
         # The runner loads this copy: exactly the source the host checked.
         source_dir = os.path.join(workdir, "source")
@@ -138,6 +139,11 @@ class Sides:
             return f"at most {task_limit.MAX_TASKS} threads and processes, counted by the host ({why_not})"
         self.task_limit.enter(self.cand.processes())
         return f"at most {task_limit.MAX_TASKS} threads and processes (a pids cgroup)"
+
+    def read_library_bases(self) -> None:
+        """Where the candidate runner's installed libraries are loaded, read before any of its code runs
+        (cpu_samples.load_bases_of), for the host's naming of its CPU samples."""
+        self.first_bases = cpu_samples.load_bases_of(self.cand.processes())
 
     def tasks_refused(self) -> str:
         """What a failure's reason adds when the kernel refused the candidate threads or processes."""
