@@ -522,22 +522,16 @@ class ResourceWatch:
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
             pids = self.runner.processes()
-            used = resident_bytes(pids)
+            used, tasks = resident_bytes(pids), count_tasks(pids)
             if used > self.limit:
-                self.runner.watch_failure = (
-                    f"its processes held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB "
-                    "allowed; the process group was killed"
-                )
-                self.runner.kill()
-                return
-            tasks = count_tasks(pids)
-            if tasks > self.max_tasks:
-                self.runner.watch_failure = (
-                    f"its processes ran {tasks} threads and processes, more than the {self.max_tasks} allowed; the "
-                    "process group was killed"
-                )
-                self.runner.kill()
-                return
+                held = f"held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB allowed"
+            elif tasks > self.max_tasks:
+                held = f"ran {tasks} threads and processes, more than the {self.max_tasks} allowed"
+            else:
+                continue
+            self.runner.watch_failure = f"its processes {held}; the process group was killed"
+            self.runner.kill()
+            return
 
     def stop(self) -> None:
         self._stop.set()
