@@ -143,7 +143,14 @@ def test_the_census_volume_of_each_kind_of_work():
     assert shares({"aten.exp": 20000, "aten.relu": 2}) == {"compute": 1.0, "library": 0.0}
     # GEMM goes by the kind as a whole (mm for addmm)
     assert shares({"aten.mm": 3}) == {"compute": 0.0, "library": 0.001}
-    assert shares({"aten.sigmoid": 5})["compute"] == float("inf")
+    # an operator the reference does not run excuses nothing (review, 2026-11-24: it made the share
+    # infinite, which skipped the rule on unseen PyTorch work altogether); inf only where the reference
+    # has no compute at all
+    assert shares({"aten.sigmoid": 5})["compute"] == 0.0
+    assert census_shares({"aten.sigmoid": 1}, {"aten.sigmoid": 5}, {"aten.addmm": 3000})["compute"] == float("inf")
+    # never more than the reference's own volume: a recorded volume is the candidate's process's word
+    assert shares({"aten.exp": 10**9})["compute"] == 1.0
+    assert shares({"aten.mm": 10**9})["library"] == 1.0
     # a volume without its count (a record emptied by hand) accounts for nothing
     assert census_shares({}, {"aten.exp": 20000}, reference)["compute"] == 0.0
 
@@ -492,7 +499,12 @@ def test_work_moved_out_of_the_reported_span_still_counts():
     reference = _profile({GEMM: 800})
     reason = judge_samples(reference, _profile({OWN: 3}, {CHECKSUM: 500, GEMM: 790}), {"library": 1.0}, {"library"})
     assert "about all of the reference's work" in reason
-    # forge's own harness around the calls is the reference's too: the same checksum is no one's work
+    # forge's own harness around the calls is the reference's too: the same checksum is no one's work,
+    # and the reference's harness never takes samples off the candidate's forward
+    assert judge_samples(REFERENCE, _profile({OWN: 300}, {CHECKSUM: 520}), {}, COMPUTE) == ""
+    all_of_it = _profile({GEMM: 790}, {CHECKSUM: 500, GEMM: 1})
+    reference = _profile({GEMM: 800}, {CHECKSUM: 500, GEMM: 400})  # a GEMM of its harness's, say
+    assert "about all" in judge_samples(reference, all_of_it, {"library": 1.0}, {"library"})
     assert judge_samples(REFERENCE, _profile({OWN: 300}, {CHECKSUM: 520}), {}, COMPUTE) == ""
 
 
@@ -529,3 +541,11 @@ def test_the_call_the_census_records_must_look_like_the_others():
     assert "the census must see a call like the others" in reason, reason
     assert "exceeds" not in judge_samples(reference, calls(censused=25, others=20), {"compute": 1.0}, COMPUTE)
     assert "exceeds" not in judge_samples(reference, calls(censused=6, others=0), {}, COMPUTE)  # a stray sample
+
+
+def test_a_module_alone_at_the_top_and_pytorchs_namesakes_are_labelled():
+    # review, 2026-11-24: torch_scatter's kernels are not PyTorch's own, nor is a lone extension module
+    site = "/venv/lib/python3.11/site-packages"
+    assert cpu_samples.installed_package(f"{site}/torch_scatter/_scatter_cpu.so") == "torch_scatter"
+    assert cpu_samples.installed_package(f"{site}/_cffi_backend.cpython-311-x86_64-linux-gnu.so") == "_cffi_backend"
+    assert cpu_samples.installed_package(f"{site}/cuda_bindings/x.so") is None

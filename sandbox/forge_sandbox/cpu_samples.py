@@ -26,6 +26,7 @@ import ctypes
 import errno
 import fcntl
 import functools
+import importlib.util
 import mmap
 import os
 import site
@@ -345,8 +346,8 @@ _RUNTIME = ("libgcc", "libstdc++", "libgomp", "libz.", "libz-", "liblzma", "libf
 # Packages whose compiled code a candidate's forward may run: PyTorch (op_census.sample_kind names its
 # work), the kernel backends and the CUDA stack they load. Any other installed package's code that
 # runs is another's compute (installed_package).
-_OWN_STACK = ("torch", "functorch", "torchgen", "triton", "cupy", "cupy_backends", "cupyx", "fastrlock", "nvidia",
-              "cuda", "cuda_bindings", "cuda_pathfinder")  # fmt: skip
+_OWN_STACK = ("torch", "functorch", "torchgen", "triton", "fastrlock")
+_OWN_FAMILIES = ("nvidia", "cuda", "cupy")  # nvidia/cublas, cuda_bindings, cupy_backends...
 _PACKAGE_ROOTS = ("site-packages", "dist-packages")
 
 
@@ -356,10 +357,12 @@ def installed_package(path: str) -> str | None:
     under an installed packages' folder, one of _OWN_STACK, or a bundled runtime library (_RUNTIME)."""
     parts = path.split("/")
     root = max((i for i, part in enumerate(parts) if part in _PACKAGE_ROOTS), default=-1)
-    if root < 0 or root + 2 >= len(parts) or os.path.basename(path).startswith(_RUNTIME):
+    if root < 0 or root + 1 >= len(parts) or os.path.basename(path).startswith(_RUNTIME):
         return None
     package = parts[root + 1].removesuffix(".libs")
-    if package.split(".")[0].split("_")[0] in _OWN_STACK or package in _OWN_STACK:
+    if root + 2 == len(parts):  # a module of its own at the top (foo.cpython-311-x86_64-linux-gnu.so)
+        package = package.split(".")[0]
+    if package in _OWN_STACK or package.startswith(_OWN_FAMILIES):
         return None
     return package
 
@@ -371,8 +374,17 @@ def installed_label(name: str, path: str) -> str:
 
 
 def _package_roots() -> list[str]:
-    roots = [*site.getsitepackages(), site.getusersitepackages(), *sys.path]
-    return sorted({os.path.realpath(r) for r in roots if os.path.basename(r.rstrip("/")) in _PACKAGE_ROOTS})
+    """The folders installed packages lie in: site-packages and dist-packages, and wherever torch, numpy
+    and scipy were found (an editable install, PYTHONPATH, pip --target)."""
+    roots = [r for r in (*site.getsitepackages(), site.getusersitepackages(), *sys.path)
+             if os.path.basename(r.rstrip("/")) in _PACKAGE_ROOTS]  # fmt: skip
+    for package in ("torch", "numpy", "scipy"):
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        roots += [os.path.dirname(p.rstrip("/")) for p in (spec.submodule_search_locations or [])] if spec else []
+    return sorted({os.path.realpath(r) for r in roots if os.path.isdir(r)})
 
 
 # Bytes compared around an instruction pointer, and the share of them that must agree. Unrelated code
@@ -398,7 +410,7 @@ def _installed_libraries() -> list[str]:
             paths.extend(os.path.join(dirpath, name) for name in files
                          if ".so" in name and not name.startswith(_RUNTIME))  # fmt: skip
     # the largest first: libtorch_cpu holds most of PyTorch's compute, so most matches end there
-    return sorted(paths, key=lambda p: -os.path.getsize(p) if os.path.isfile(p) else 0)
+    return sorted(set(paths), key=lambda p: -os.path.getsize(p) if os.path.isfile(p) else 0)
 
 
 @dataclass(frozen=True)
@@ -629,8 +641,10 @@ class FunctionNames:
             if maps:
                 self.maps[pid], self.starts[pid] = maps, [m.start for m in maps]
                 bases = known.load_bases(every)
-                for name, first in self.first_bases.get(pid, {}).items():
-                    bases.setdefault(name, set()).update(first)
+                # every process of the runner's: one it forked later inherited the same mappings
+                for first in self.first_bases.values():
+                    for name, places in first.items():
+                        bases.setdefault(name, set()).update(places)
                 self.load_bases[pid] = bases
             else:  # gone, or made unreadable since: what it ran is not known (UNREADABLE), not its old map
                 self.maps.pop(pid, None)

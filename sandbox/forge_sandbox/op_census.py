@@ -207,9 +207,13 @@ def census_shares(counts: dict, candidate: dict, reference: dict) -> dict[str, f
     a candidate that keeps the reference's costliest operator and writes the rest may have all of the
     reference's compute time in one of several operators); GEMM and convolution as a whole (the
     candidate may call ``mm`` where the reference called ``addmm``). 0 where it recorded none of that
-    kind, infinite where the reference has no volume to compare with."""
+    kind, infinite where the reference has no volume of that kind to compare with. At most 1: the
+    volume is recorded in the candidate's process, and more than the reference's own would excuse in
+    the host's samples more PyTorch work than the reference has (an operator the reference does not run
+    in that call excuses nothing)."""
     shares = {"compute": 0.0, "library": 0.0}
     library = 0
+    reference_computes = any(kind(name) == "compute" and n > 0 for name, n in reference.items())
     for name, elements in candidate.items():
         if elements <= 0 or counts.get(name, 0) <= 0:
             continue
@@ -217,10 +221,13 @@ def census_shares(counts: dict, candidate: dict, reference: dict) -> dict[str, f
             library += elements
         elif kind(name) == "compute":
             theirs = reference.get(name, 0)
-            shares["compute"] = max(shares["compute"], elements / theirs if theirs > 0 else float("inf"))
+            if theirs > 0:
+                shares["compute"] = max(shares["compute"], min(1.0, elements / theirs))
+            elif not reference_computes:
+                shares["compute"] = float("inf")
     if library:
         theirs = sum(n for name, n in reference.items() if kind(name) == "library")
-        shares["library"] = library / theirs if theirs > 0 else float("inf")
+        shares["library"] = min(1.0, library / theirs) if theirs > 0 else float("inf")
     return shares
 
 
@@ -385,7 +392,9 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
     recorded in a timed call (:func:`census_shares`; a kind missing: none);
     ``reference_kinds``: the kinds of work ('compute', 'library') of the operators the reference runs;
     ``interpreter_share``: the share of its calls' time that its Triton launches took where they run
-    on numpy (the CPU's Triton interpreter), within which numpy's samples are its kernels'."""
+    on numpy (the CPU's Triton interpreter), within which numpy's samples are its kernels'. The
+    candidate's record may also hold "host_calls" (each call's samples in the host's own window) and
+    "censused" (which of those the operator census recorded)."""
     ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
     ref_kinds, cand_kinds = _by_kind(reference.get("forward", Counter())), _by_kind(candidate.get("forward", Counter()))
     ref_work = sum(ref_kinds[kind] for kind in _WORK)
@@ -524,9 +533,10 @@ ALL_THE_WORK_SAMPLES = 50  # the reference's samples of a kind of work it takes 
 
 def _all_the_references_work(ref_kinds: Counter, ref_calls: int, cand_kinds: Counter, cand_calls: int,
                              ours: Counter, reference_kinds: set[str]) -> str:  # fmt: skip
-    """The reason when PyTorch did in the candidate's forward (``ours``), kind by kind, about as much work
-    per call as the whole reference: whatever operators its census shows (decoys on tiny tensors, say).
-    ``ref_kinds``/``cand_kinds``: each forward's samples per kind (_by_kind)."""
+    """The reason when PyTorch did in the candidate's timed calls (``ours``: its forward and what it ran
+    around it beyond the reference, _block), kind by kind, about as much work per call as the whole
+    reference: whatever operators its census shows (decoys on tiny tensors, say). ``ref_kinds``: the
+    reference's forward's samples per kind (_by_kind), ``cand_kinds``: ``ours``'s."""
     shares = []
     for kind in _WORK:
         theirs = ref_kinds[kind]
@@ -542,7 +552,7 @@ def _all_the_references_work(ref_kinds: Counter, ref_calls: int, cand_kinds: Cou
         if sample_kind(*key) in _WORK:
             named[_sample_name(*key)] += n
     return (
-        f"PyTorch did about all of the reference's work in the candidate's forward ({_top(named)}: "
+        f"PyTorch did about all of the reference's work in the candidate's timed calls ({_top(named)}: "
         f"{min(shares):.0%} or more of the reference's PyTorch time per call, kind by kind, in the host's samples), "
         "whatever its operator census shows: its own kernels did none of it"
     )
@@ -554,10 +564,10 @@ def _block(reference: dict, candidate: dict) -> Counter:
     function (forge's own harness does the same work on both sides)."""
     scale = max(candidate.get("calls", 0), 1) / max(reference.get("calls", 0), 1)
     theirs = reference.get("around", Counter())
-    beyond = Counter(
-        {key: n - round(theirs.get(key, 0) * scale) for key, n in candidate.get("around", Counter()).items()}
-    )
-    return candidate.get("forward", Counter()) + beyond  # Counter addition keeps the positive counts only
+    beyond = Counter()
+    for key, n in candidate.get("around", Counter()).items():
+        beyond[key] = max(0, n - round(theirs.get(key, 0) * scale))  # never less than none: the forward's stay
+    return candidate.get("forward", Counter()) + beyond
 
 
 # A sample in an installed package's code (cpu_samples.installed_package: not PyTorch's, not a kernel

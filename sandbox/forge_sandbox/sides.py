@@ -135,14 +135,18 @@ class Sides:
         """Bound the candidate runner's threads and processes in the kernel (task_limit), before any of
         its code runs; says how they are bounded, for the verdict's environment."""
         self.task_limit, why_not = task_limit.make()
-        if self.task_limit is None:
-            return f"at most {task_limit.MAX_TASKS} threads and processes, counted by the host ({why_not})"
-        self.task_limit.enter(self.cand.processes())
-        return f"at most {task_limit.MAX_TASKS} threads and processes (a pids cgroup)"
+        if self.task_limit is not None:
+            why_not = self.task_limit.enter(self.cand.processes())
+            if not why_not:
+                return f"at most {task_limit.MAX_TASKS} threads and processes (a pids cgroup)"
+            self.task_limit = None
+        return f"at most {task_limit.MAX_TASKS} threads and processes, counted by the host ({why_not})"
 
     def read_library_bases(self) -> None:
         """Where the candidate runner's installed libraries are loaded, read before any of its code runs
-        (cpu_samples.load_bases_of), for the host's naming of its CPU samples."""
+        (cpu_samples.load_bases_of), for the host's naming of its CPU samples. Its answer to "hello"
+        says it has imported what it imports before a candidate (torch, numpy and their libraries)."""
+        self.ask_cand({"op": "hello"}, stage="compile")
         self.first_bases = cpu_samples.load_bases_of(self.cand.processes())
 
     def tasks_refused(self) -> str:

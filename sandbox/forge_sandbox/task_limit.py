@@ -20,7 +20,9 @@ import signal
 import time
 import uuid
 
-MAX_TASKS = 1024  # threads and processes together: PyTorch's and OpenMP's pools use tens
+# Threads and processes together: PyTorch's and OpenMP's pools take one thread per core each, and a
+# kernel may bring an OpenMP runtime of its own beside PyTorch's.
+MAX_TASKS = max(1024, 8 * (os.cpu_count() or 1))
 
 _V1_ROOT = "/sys/fs/cgroup/pids"
 _V2_ROOT = "/sys/fs/cgroup"
@@ -32,14 +34,19 @@ class TaskLimit:
     def __init__(self, path: str, limit: int) -> None:
         self.path, self.limit = path, limit
 
-    def enter(self, pids: list[int]) -> None:
+    def enter(self, pids: list[int]) -> str:
         """Put ``pids`` (every process of the runner, before any candidate code runs) in the group;
-        what they start later is born in it."""
+        what they start later is born in it. '' when they are in, else why not (the group is then
+        removed: the host's count is the bound)."""
         for pid in pids:
             try:
                 _write(os.path.join(self.path, "cgroup.procs"), str(pid))
             except ProcessLookupError:
                 continue  # gone meanwhile
+            except OSError as exc:
+                self.close()
+                return f"its processes could not be moved into a pids group ({exc.strerror})"
+        return ""
 
     def refused(self) -> int:
         """How many threads or processes the kernel refused at the bound so far."""
@@ -98,7 +105,7 @@ def make(name: str = "", limit: int = MAX_TASKS) -> tuple[TaskLimit | None, str]
     try:
         _write(os.path.join(path, "pids.max"), str(limit))
     except OSError as exc:
-        os.rmdir(path)
+        TaskLimit(path, limit).close()
         return None, f"the pids group's bound could not be set ({exc.strerror})"
     return TaskLimit(path, limit), ""
 
