@@ -126,6 +126,7 @@ TASK_OF = {
     "cheat_cheaper_harness_slow_clock": REPO / "tasks" / "maxpool2d.py",
     "cheat_made_unreadable_to_the_host": REPO / "tasks" / "softmax_rows.py",
     "cheat_numpy_behind_a_tiny_span": REPO / "tasks" / "softmax_rows.py",
+    "cheat_pytorch_in_a_helper_with_hidden_code": REPO / "tasks" / "softmax_rows.py",
     "cheat_pillow_does_the_max": REPO / "tasks" / "maxpool2d.py",
 }
 
@@ -298,6 +299,16 @@ def test_a_candidate_that_takes_too_much_memory_is_killed_before_the_machine_run
     verdict = cpu_eval("cheat_hold_memory", static_checks=False, memory_gb=1.5)
     assert verdict.status == "rejected" and "GiB of memory" in verdict.reasons[0], verdict.reasons
     assert cpu_eval("honest_triton", memory_gb=1.5).status == "passed"  # a kernel's own needs fit
+
+
+def test_memory_that_no_process_maps_counts_too():
+    # Red team round 8: 7 memfd files of 1.9 GiB each (under the 2 GiB a file may grow to, and in no
+    # process's resident count) took 13.3 GiB of a 24 GiB machine and passed. The runner's memory
+    # cgroup is charged for them.
+    verdict = cpu_eval("cheat_memfd_memory", static_checks=False, memory_gb=1.5)
+    if "counted by the host" in verdict.environment.get("memory", ""):
+        pytest.skip(f"no memory cgroup here: {verdict.environment['memory']}")
+    assert verdict.status in {"rejected", "crashed"} and "GiB of memory" in verdict.reasons[0], verdict.reasons
 
 
 def test_an_exception_beside_a_thread_of_the_candidates_own_names_the_thread():
@@ -597,6 +608,8 @@ UNSEEN_BY_THE_CENSUS = {
     "cheat_renamed_blas_does_the_work": "numpy's OpenBLAS, copied under another name, does the GEMM through ctypes",
     "cheat_numpy_behind_a_jit_decorator": "np.matmul; a no-op decorator named jit made the source read as Triton",
     "cheat_remapped_libtorch_code": "hidden torch.softmax; libtorch_cpu's code mapped again from a renamed copy",
+    # round 8
+    "cheat_pytorch_in_a_helper_with_hidden_code": "at::_softmax_out in a forked helper; libtorch's code covered after",
     # round 7
     "cheat_numpy_behind_a_tiny_span": "numpy computes the softmax; each call's reported span is its last microsecond",
     "cheat_pillow_does_the_max": "Pillow's ImageMath takes the 2x2 maxima; the C++ 'kernel' copies them",
@@ -625,6 +638,7 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             "torch.compile's generated code",
             "numpy or a BLAS",
             "a library installed on the machine",
+            "no longer mapped",
         )  # fmt: skip
     ), reason
 

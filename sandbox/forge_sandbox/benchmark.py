@@ -196,14 +196,27 @@ class Benchmark:
                 "full): CPU time it cannot account for is not allowed",
                 stage="benchmark",
             )
-        unreadable = sum(n for phase in ("forward", "around") for (library, _), n in cand[phase].items()
-                         if library == cpu_samples.UNREADABLE)  # fmt: skip
+        unreadable = _samples_in(cand, cpu_samples.UNREADABLE)
         if unreadable > op_census.SLIVER_SAMPLES:
             raise Stop(
                 REJECTED,
                 f"while timed: {unreadable} of the host's samples of the candidate ran in a process whose memory map "
                 "it could not read (gone before the block ended, or made unreadable): CPU time the host cannot "
                 "attribute is not allowed",
+                stage="benchmark",
+            )
+        # Code unmapped between running and the host's reading of the map: whose it was, nobody can say
+        # (red team round 8: PyTorch's code mapped in by a helper process for each call, and covered
+        # with an inaccessible mapping before it answered). The reference's rate of it is the noise.
+        unmapped = _samples_in(cand, cpu_samples.UNMAPPED)
+        allowed = max(op_census.SLIVER_SAMPLES,
+                      2 * _samples_in(ref, cpu_samples.UNMAPPED) / max(ref["calls"], 1) * cand["calls"])  # fmt: skip
+        if unmapped > allowed:
+            raise Stop(
+                REJECTED,
+                f"while timed: {unmapped} of the host's samples of the candidate ran in code that was no longer "
+                "mapped when the host read its memory map after the block (unmapped or made inaccessible since): "
+                "CPU time the host cannot attribute is not allowed",
                 stage="benchmark",
             )
         kinds = {op_census.kind(name) for name in self.reference_ops}
@@ -505,3 +518,8 @@ def iqr(values: list) -> float | None:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _samples_in(profile: dict, library: str) -> int:
+    """A side's samples (both phases) named for ``library`` (cpu_samples.UNREADABLE, UNMAPPED)."""
+    return sum(n for phase in ("forward", "around") for (name, _), n in profile[phase].items() if name == library)

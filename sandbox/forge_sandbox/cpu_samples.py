@@ -581,6 +581,9 @@ def _known_libraries() -> KnownLibraries:
 ANONYMOUS_CODE = "[anonymous]"
 # A sample of a process whose memory map the host could not read (gone, or made unreadable to it).
 UNREADABLE = "[unreadable]"
+# A sample at an address no executable mapping of the process covers when the host reads its map
+# after the block: the code that ran there was unmapped (or made unexecutable) since.
+UNMAPPED = "[unmapped]"
 # The kernel's own code mapped into every process (clock_gettime and friends).
 _KERNEL_CODE = ("[vdso]", "[vsyscall]")
 
@@ -664,7 +667,7 @@ class FunctionNames:
             return UNREADABLE, ""
         i = bisect.bisect_right(self.starts[pid], ip) - 1
         if i < 0 or ip >= maps[i].end:
-            return "?", ""
+            return UNMAPPED, ""
         m = maps[i]
         if m.path in _KERNEL_CODE:
             return m.path, ""

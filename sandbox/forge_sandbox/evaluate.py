@@ -138,7 +138,7 @@ class _Pipeline:
         self.sides = sides = Sides(self.workdir, source, os.path.basename(self.candidate), runner_options)
         self.verdict.environment = sides.ask_ref({"op": "hello", "calibrate": self.on_cuda})["environment"]
         self._check_isolation()
-        self.verdict.environment["tasks"] = sides.limit_candidate_tasks()  # before any of the candidate's code
+        self.verdict.environment.update(sides.limit_candidate())  # before any of the candidate's code
         if not self.on_cuda and not cpu_samples.available():
             sides.read_library_bases()  # the loader's own, before the candidate's code can add decoys
         # The candidate compiles while the reference prepares.

@@ -511,10 +511,12 @@ class ResourceWatch:
     keeps resident, and how many tasks they run, every ``every_s``, whatever the host is doing
     meanwhile, and kills the runner before the machine runs out (the kernel's OOM killer picks its
     victim, which may be anyone; a machine out of process IDs starts nothing). Where the kernel
-    bounds the tasks itself (task_limit), this count is the second line."""
+    bounds the tasks itself (runner_cgroups), this count is the second line; where it charges the
+    runner's memory to a group of its own, ``charged`` reads it (memory no process maps included)."""
 
     def __init__(self, runner: RunnerProcess, limit_bytes: int, max_tasks: int, every_s: float = 0.05) -> None:
         self.runner, self.limit, self.max_tasks, self.every_s = runner, limit_bytes, max_tasks, every_s
+        self.charged = lambda: 0  # set once the runner is in a memory group (runner_cgroups)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="forge-resource-watch", daemon=True)
         self._thread.start()
@@ -522,7 +524,7 @@ class ResourceWatch:
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
             pids = self.runner.processes()
-            used, tasks = resident_bytes(pids), count_tasks(pids)
+            used, tasks = max(resident_bytes(pids), self.charged()), count_tasks(pids)
             if used > self.limit:
                 held = f"held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB allowed"
             elif tasks > self.max_tasks:

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from forge_sandbox import cpu_samples, isolation, protocol, task_limit
+from forge_sandbox import cpu_samples, isolation, protocol, runner_cgroups
 from forge_sandbox.host import ResourceWatch, RunnerFailure, RunnerProcess, default_memory_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
@@ -70,7 +70,7 @@ class Sides:
         self.opt = options
         self.runners: list[RunnerProcess] = []
         self.resource_watches: list[ResourceWatch] = []
-        self.task_limit: task_limit.TaskLimit | None = None  # the candidate's, once limit_candidate_tasks made it
+        self.groups: dict[str, runner_cgroups.RunnerGroup] = {}  # the candidate's, by controller (limit_candidate)
         self.first_bases: dict[int, dict[str, set[int]]] = {}  # read_library_bases
         self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
         # The runner loads this copy: exactly the source the host checked.
@@ -109,8 +109,8 @@ class Sides:
         watched = [v for k, v in self.caches.items() if k in isolation.CACHE_VARIABLES]
         watched += [] if runner.isolated else [own]
         runner.watch = lambda: _over_budget(watched)
-        self.resource_watches.append(ResourceWatch(runner, self.opt.memory_limit or default_memory_limit(),
-                                                   task_limit.MAX_TASKS))  # fmt: skip
+        self.cand_watch = ResourceWatch(runner, self.memory_limit(), runner_cgroups.MAX_TASKS)
+        self.resource_watches.append(self.cand_watch)
         return self._keep(runner)
 
     def restart_candidate_without_isolation(self) -> None:
@@ -131,16 +131,28 @@ class Sides:
         n = str(self.opt.threads)
         return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n}
 
-    def limit_candidate_tasks(self) -> str:
-        """Bound the candidate runner's threads and processes in the kernel (task_limit), before any of
-        its code runs; says how they are bounded, for the verdict's environment."""
-        self.task_limit, why_not = task_limit.make()
-        if self.task_limit is not None:
-            why_not = self.task_limit.enter(self.cand.processes())
-            if not why_not:
-                return f"at most {task_limit.MAX_TASKS} threads and processes (a pids cgroup)"
-            self.task_limit = None
-        return f"at most {task_limit.MAX_TASKS} threads and processes, counted by the host ({why_not})"
+    def memory_limit(self) -> int:
+        return self.opt.memory_limit or default_memory_limit()
+
+    def limit_candidate(self) -> dict[str, str]:
+        """Bound the candidate runner's threads and processes, and charge its memory to a group of its
+        own (runner_cgroups), before any of its code runs; says how each is bounded, for the verdict's
+        environment ("tasks", "memory")."""
+        bounds = {"pids": runner_cgroups.MAX_TASKS, "memory": self.memory_limit() + runner_cgroups.HARD_LIMIT_MARGIN}
+        how = {}
+        for controller, bound in bounds.items():
+            group, why_not = runner_cgroups.make(controller, bound)
+            if group is not None:
+                why_not = group.enter(self.cand.processes())
+                if not why_not:
+                    self.groups[controller] = group
+            how[controller] = f"a {controller} cgroup" if not why_not else f"counted by the host ({why_not})"
+        if "memory" in self.groups:
+            self.cand_watch.charged = self.groups["memory"].charged
+        return {
+            "tasks": f"at most {runner_cgroups.MAX_TASKS} threads and processes ({how['pids']})",
+            "memory": f"at most {self.memory_limit() / 2**30:.1f} GiB held ({how['memory']})",
+        }
 
     def read_library_bases(self) -> None:
         """Where the candidate runner's installed libraries are loaded, read before any of its code runs
@@ -151,10 +163,10 @@ class Sides:
 
     def tasks_refused(self) -> str:
         """What a failure's reason adds when the kernel refused the candidate threads or processes."""
-        refused = self.task_limit.refused() if self.task_limit is not None else 0
+        refused = self.groups["pids"].refused() if "pids" in self.groups else 0
         if not refused:
             return ""
-        return (f" (it reached its bound of {task_limit.MAX_TASKS} threads and processes: the kernel refused "
+        return (f" (it reached its bound of {runner_cgroups.MAX_TASKS} threads and processes: the kernel refused "
                 f"{refused} more)")  # fmt: skip
 
     def close(self) -> None:
@@ -162,8 +174,8 @@ class Sides:
             watch.stop()
         for runner in self.runners:
             runner.close()
-        if self.task_limit is not None:
-            self.task_limit.close()
+        for group in self.groups.values():
+            group.close()
         isolation.tidy_caches(self.caches)
 
     # -- talking ------------------------------------------------------------------------------

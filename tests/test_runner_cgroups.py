@@ -1,4 +1,4 @@
-"""A candidate's threads and processes are bounded: the kernel refuses the one past the bound."""
+"""A candidate's threads, processes and memory are bounded by groups the kernel keeps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import cpu_eval
-from forge_sandbox import host, task_limit
+from forge_sandbox import host, runner_cgroups
 
 _STARTER = """
 import sys, threading, time
@@ -29,7 +29,7 @@ hold.set()
 
 
 def test_a_pids_group_refuses_the_thread_past_its_bound():
-    limit, why_not = task_limit.make(limit=30)
+    limit, why_not = runner_cgroups.make("pids", 30)
     if limit is None:
         pytest.skip(f"no pids group here: {why_not}")
     try:
@@ -59,7 +59,7 @@ def test_a_thread_bomb_ends_at_the_bound_and_the_verdict_says_so():
     verdict = cpu_eval("bad_task_bomb", static_checks=False, timeout=120.0)
     assert verdict.status in {"runtime_error", "rejected", "crashed"}, verdict.reasons
     reasons = " ".join(verdict.reasons)
-    assert f"bound of {task_limit.MAX_TASKS} threads" in reasons or "threads and processes, more than" in reasons, (
+    assert f"bound of {runner_cgroups.MAX_TASKS} threads" in reasons or "threads and processes, more than" in reasons, (
         reasons
     )
     assert "threads and processes" in verdict.environment.get("tasks", ""), verdict.environment
@@ -92,15 +92,38 @@ def test_where_no_group_can_be_made_the_hosts_watch_kills_past_the_bound():
 
 
 def test_groups_left_behind_by_a_killed_host_are_swept():
-    limit, why_not = task_limit.make(limit=10)
+    limit, why_not = runner_cgroups.make("pids", 10)
     if limit is None:
         pytest.skip(f"no pids group here: {why_not}")
-    old = time.time() - task_limit.LEFT_BEHIND_S - 60
+    old = time.time() - runner_cgroups.LEFT_BEHIND_S - 60
     os.utime(limit.path, (old, old))  # as if a host killed an hour ago had made it
-    fresh, _ = task_limit.make(limit=10)
+    fresh, _ = runner_cgroups.make("pids", 10)
     try:
         assert not os.path.exists(limit.path)
         assert os.path.isdir(fresh.path)  # a young group stays
     finally:
         fresh.close()
         limit.close()
+
+
+def test_a_memory_group_is_charged_for_memory_no_process_maps():
+    group, why_not = runner_cgroups.make("memory", 2**31)
+    if group is None:
+        pytest.skip(f"no memory group here: {why_not}")
+    holder = (
+        "import os, sys; sys.stdin.readline()\n"
+        "fd = os.memfd_create('held'); os.posix_fallocate(fd, 0, 200 * 2**20)\n"
+        "print('held', flush=True); sys.stdin.readline()\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert group.enter([child.pid]) == ""
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "held"
+        assert group.charged() >= 200 * 2**20, group.charged()
+        assert host.resident_bytes([child.pid]) < 100 * 2**20  # what /proc alone would have shown
+    finally:
+        child.kill()
+        child.wait()
+        group.close()

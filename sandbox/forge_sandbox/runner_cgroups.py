@@ -1,0 +1,194 @@
+"""Bounds on a candidate runner that the kernel keeps: its threads and processes, and its memory.
+
+A candidate that starts threads or processes without end (a fork bomb, a thread per element) takes
+the machine's process IDs, and with them every other program's ability to start anything: the host's
+own compiler, its shell, the next evaluation. Namespaces do not bound it (a PID namespace numbers
+its tasks apart, it does not limit them), and a per-user limit would bound the host too. Memory that
+no process maps (a memfd or shared memory filled and closed over) is in no process's resident count,
+which is all the host can read from /proc. So before any candidate code runs, the host makes a pids
+and a memory cgroup of its own for the runner and puts the runner's processes in both; everything
+they start is born in them:
+
+- pids: the kernel refuses the task past the bound (fork or pthread_create fails with EAGAIN) and
+  counts the refusals, which the verdict reports;
+- memory: every page the runner's processes are charged for (their own, memfd and shared memory
+  included) is read from the group (:meth:`RunnerGroup.charged`) by the host's watch, which kills
+  the runner beyond its memory limit; the group's hard limit, a little above, lets the kernel stop
+  an allocation faster than the watch reads (its OOM killer then picks inside the group only).
+
+Where the host may not make one (no such controller, or cgroup v2 without it delegated to the host's
+group), :func:`make` says why and the host's resource watch counts what /proc shows (host.ResourceWatch).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+
+# Threads and processes together: PyTorch's and OpenMP's pools take one thread per core each, and a
+# kernel may bring an OpenMP runtime of its own beside PyTorch's.
+MAX_TASKS = max(1024, 8 * (os.cpu_count() or 1))
+# The memory group's hard limit above the memory limit the host's watch enforces: what may be
+# allocated between two of its readings before the kernel steps in.
+HARD_LIMIT_MARGIN = 1 << 30
+
+_V1 = "/sys/fs/cgroup"
+_V2_ROOT = "/sys/fs/cgroup"
+
+
+class RunnerGroup:
+    """One cgroup of one controller ("pids" or "memory"), made for one runner and removed with it."""
+
+    def __init__(self, controller: str, path: str, v2: bool = False) -> None:
+        self.controller, self.path, self.v2 = controller, path, v2
+
+    def enter(self, pids: list[int]) -> str:
+        """Put ``pids`` (every process of the runner, before any candidate code runs) in the group;
+        what they start later is born in it. '' when they are in, else why not (the group is then
+        removed: the host's count is the bound)."""
+        for pid in pids:
+            try:
+                _write(os.path.join(self.path, "cgroup.procs"), str(pid))
+            except ProcessLookupError:
+                continue  # gone meanwhile
+            except OSError as exc:
+                self.close()
+                return f"its processes could not be moved into a {self.controller} group ({exc.strerror})"
+        return ""
+
+    def refused(self) -> int:
+        """pids: how many threads or processes the kernel refused at the bound so far."""
+        return self._stat("pids.events").get("max", 0)
+
+    def charged(self) -> int:
+        """memory: the bytes of memory the group's processes hold that the kernel cannot just drop
+        (anonymous and shared memory, memfd included; not the page cache of files read or written)."""
+        if self.v2:
+            stat = self._stat("memory.stat")
+            return stat.get("anon", 0) + stat.get("shmem", 0)
+        stat = self._stat("memory.stat")
+        return stat.get("total_rss", 0) + stat.get("total_shmem", 0) + stat.get("total_swap", 0)
+
+    def _stat(self, name: str) -> dict[str, int]:
+        values = {}
+        try:
+            with open(os.path.join(self.path, name)) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if value.strip().isdigit():
+                        values[key] = int(value)
+        except OSError:
+            pass
+        return values
+
+    def tasks(self) -> list[int]:
+        try:
+            with open(os.path.join(self.path, "cgroup.procs")) as f:
+                return [int(line) for line in f if line.strip()]
+        except (OSError, ValueError):
+            return []
+
+    def close(self) -> None:
+        """Kill what is left in the group and remove it (a group with tasks cannot be removed)."""
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            left = self.tasks()
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    continue
+            time.sleep(0.01)
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)  # the last tasks are still being reaped
+
+
+def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | None, str]:
+    """A new group of ``controller`` ("pids": at most ``bound`` tasks; "memory": a hard limit of
+    ``bound`` bytes), or (None, why none could be made)."""
+    where, v2, why = _parent(controller)
+    if not where:
+        return None, why
+    _sweep(where)
+    path = os.path.join(where, f"forge-{name or uuid.uuid4().hex[:12]}")
+    try:
+        os.mkdir(path)
+    except OSError as exc:
+        return None, f"no {controller} group could be made in {where} ({exc.strerror})"
+    group = RunnerGroup(controller, path, v2)
+    setting = {("pids", False): "pids.max", ("pids", True): "pids.max",
+               ("memory", False): "memory.limit_in_bytes", ("memory", True): "memory.max"}[controller, v2]  # fmt: skip
+    try:
+        _write(os.path.join(path, setting), str(bound))
+    except OSError as exc:
+        group.close()
+        return None, f"the {controller} group's bound could not be set ({exc.strerror})"
+    return group, ""
+
+
+LEFT_BEHIND_S = 3600  # an empty group this old was left by a host killed before it could remove it
+
+
+def _sweep(where: str) -> None:
+    """Remove the empty groups that hosts killed with -9 left behind (one a live host just made is
+    younger, and removing a group with tasks fails)."""
+    try:
+        entries = [e for e in os.scandir(where) if e.name.startswith("forge-") and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if time.time() - entry.stat().st_mtime > LEFT_BEHIND_S and not RunnerGroup("", entry.path).tasks():
+                os.rmdir(entry.path)
+        except OSError:
+            continue
+
+
+def _parent(controller: str) -> tuple[str, bool, str]:
+    """Where the host may make a group of ``controller``, and whether it is cgroup v2: its own group in
+    cgroup v1's hierarchy of that controller, or its own cgroup v2 group where the controller is
+    delegated to its children."""
+    own_v1, own_v2 = None, None
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if controller in controllers.split(","):
+                    own_v1 = (controllers, path)
+                elif controllers == "":
+                    own_v2 = path
+    except (OSError, ValueError):
+        return "", False, "the host's cgroups could not be read"
+    if own_v1 is not None:
+        for mount in (own_v1[0], controller):  # "cpu,cpuacct" may be mounted under either name
+            group = os.path.join(_V1, mount) + own_v1[1].rstrip("/")
+            if os.path.isdir(group):
+                return group, False, ""
+    if own_v2 is not None:
+        group = _V2_ROOT + own_v2.rstrip("/")
+        try:
+            with open(os.path.join(group, "cgroup.subtree_control")) as f:
+                if controller in f.read().split():
+                    return group, True, ""
+        except OSError:
+            pass
+        return "", False, f"cgroup v2 without the {controller} controller delegated to the host's group"
+    return "", False, f"no {controller} cgroup controller"
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
