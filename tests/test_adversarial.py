@@ -127,6 +127,7 @@ TASK_OF = {
     "cheat_made_unreadable_to_the_host": REPO / "tasks" / "softmax_rows.py",
     "cheat_numpy_behind_a_tiny_span": REPO / "tasks" / "softmax_rows.py",
     "cheat_pytorch_in_a_helper_with_hidden_code": REPO / "tasks" / "softmax_rows.py",
+    "cheat_pytorch_in_a_helper_with_covered_code": REPO / "tasks" / "softmax_rows.py",
     "cheat_pillow_does_the_max": REPO / "tasks" / "maxpool2d.py",
 }
 
@@ -609,7 +610,8 @@ UNSEEN_BY_THE_CENSUS = {
     "cheat_numpy_behind_a_jit_decorator": "np.matmul; a no-op decorator named jit made the source read as Triton",
     "cheat_remapped_libtorch_code": "hidden torch.softmax; libtorch_cpu's code mapped again from a renamed copy",
     # round 8
-    "cheat_pytorch_in_a_helper_with_hidden_code": "at::_softmax_out in a forked helper; libtorch's code covered after",
+    "cheat_pytorch_in_a_helper_with_hidden_code": "at::_softmax_out in a forked helper; libtorch's code unmapped after",
+    "cheat_pytorch_in_a_helper_with_covered_code": "the same, libtorch's code covered by another file's pages after",
     # round 7
     "cheat_numpy_behind_a_tiny_span": "numpy computes the softmax; each call's reported span is its last microsecond",
     "cheat_pillow_does_the_max": "Pillow's ImageMath takes the 2x2 maxima; the C++ 'kernel' copies them",
@@ -638,7 +640,7 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             "torch.compile's generated code",
             "numpy or a BLAS",
             "a library installed on the machine",
-            "no longer mapped",
+            "had other code mapped over it",
         )  # fmt: skip
     ), reason
 

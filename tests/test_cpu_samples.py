@@ -549,3 +549,26 @@ def test_a_module_alone_at_the_top_and_pytorchs_namesakes_are_labelled():
     assert cpu_samples.installed_package(f"{site}/torch_scatter/_scatter_cpu.so") == "torch_scatter"
     assert cpu_samples.installed_package(f"{site}/_cffi_backend.cpython-311-x86_64-linux-gnu.so") == "_cffi_backend"
     assert cpu_samples.installed_package(f"{site}/cuda_bindings/x.so") is None
+
+
+def test_code_mapped_while_sampled_names_the_samples_taken_while_it_lay_there():
+    # Red team round 8: a helper process mapped libtorch's code in for each call and covered it after, so
+    # the map read after the block showed nothing (or another file) where PyTorch had computed. The
+    # executable mappings perf records as they are made say what lay at an address at a sample's time.
+    library = _openblas()
+    offset, function = _a_function_of(library)
+    names = cpu_samples.FunctionNames()
+    pid = 1 << 30  # no real process: what is mapped is set by hand
+    base = 0x7F0000000000
+    names.maps[pid] = [cpu_samples.Mapping(base, base + 0x10000000, 0, "[anon:cover]")]  # the map after the block
+    names.starts[pid] = [base]
+    lo, hi = base + library.segments[0].first_page, base + library.segments[0].offset + library.segments[0].size
+    names.note_mapped([
+        cpu_samples.MappedCode(100, pid, lo, hi, library.segments[0].first_page, library.file, library.path),
+        cpu_samples.MappedCode(300, pid, base, base + 0x10000000, 0, (0, 0), "//anon"),
+    ])  # fmt: skip
+    ip = lo + offset - library.segments[0].first_page
+    assert names.locate(pid, ip, 200) == (library.label, function)  # libtorch's (here OpenBLAS's) code then
+    assert names.locate(pid, ip, 400) == (cpu_samples.ANONYMOUS_CODE, "")  # the cover, after it was made
+    assert names.locate(pid, base + 8, 50) == (cpu_samples.REMAPPED, "")  # mapped over only after the sample
+    assert names.locate(pid, ip) == (cpu_samples.ANONYMOUS_CODE, "")  # without a time: the map after the block

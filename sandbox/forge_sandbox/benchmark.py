@@ -208,15 +208,23 @@ class Benchmark:
         # Code unmapped between running and the host's reading of the map: whose it was, nobody can say
         # (red team round 8: PyTorch's code mapped in by a helper process for each call, and covered
         # with an inaccessible mapping before it answered). The reference's rate of it is the noise.
-        unmapped = _samples_in(cand, cpu_samples.UNMAPPED)
-        allowed = max(op_census.SLIVER_SAMPLES,
-                      2 * _samples_in(ref, cpu_samples.UNMAPPED) / max(ref["calls"], 1) * cand["calls"])  # fmt: skip
+        unmapped = _samples_in(cand, cpu_samples.UNMAPPED) + _samples_in(cand, cpu_samples.REMAPPED)
+        theirs = _samples_in(ref, cpu_samples.UNMAPPED) + _samples_in(ref, cpu_samples.REMAPPED)
+        allowed = max(op_census.SLIVER_SAMPLES, 2 * theirs / max(ref["calls"], 1) * cand["calls"])
         if unmapped > allowed:
             raise Stop(
                 REJECTED,
-                f"while timed: {unmapped} of the host's samples of the candidate ran in code that was no longer "
-                "mapped when the host read its memory map after the block (unmapped or made inaccessible since): "
-                "CPU time the host cannot attribute is not allowed",
+                f"while timed: {unmapped} of the host's samples of the candidate ran in code that was unmapped, or "
+                "had other code mapped over it, before the host read its memory map: CPU time the host cannot "
+                "attribute is not allowed",
+                stage="benchmark",
+            )
+        remaps = len(self.profiles.samplers[CANDIDATE].mapped)
+        if remaps > MAX_CODE_MAPPINGS:
+            raise Stop(
+                REJECTED,
+                f"while timed: the candidate mapped executable memory {remaps} times (more than {MAX_CODE_MAPPINGS}): "
+                "code that comes and goes cannot be attributed",
                 stage="benchmark",
             )
         kinds = {op_census.kind(name) for name in self.reference_ops}
@@ -518,6 +526,11 @@ def iqr(values: list) -> float | None:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# Executable mappings a candidate's processes may make while sampled (JIT compilers make a few):
+# each is kept and searched for every sample of its process.
+MAX_CODE_MAPPINGS = 4096
 
 
 def _samples_in(profile: dict, library: str) -> int:

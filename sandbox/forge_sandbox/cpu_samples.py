@@ -50,10 +50,12 @@ _SYSCALL_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machin
 _PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_TASK_CLOCK = 1, 1
 _SAMPLE_IP, _SAMPLE_TID, _SAMPLE_TIME = 1, 2, 4
 _INHERIT, _EXCLUDE_KERNEL, _EXCLUDE_HV, _USE_CLOCKID = 1 << 1, 1 << 5, 1 << 6, 1 << 25
+# Executable mappings as they are made (PERF_RECORD_MMAP2, with the sample's pid, tid and time after it)
+_MMAP, _SAMPLE_ID_ALL, _MMAP2 = 1 << 8, 1 << 18, 1 << 23
 _CLOCK_MONOTONIC = 1  # time.monotonic_ns() and time.perf_counter_ns() on Linux
 _FLAG_FD_CLOEXEC = 8
 _IOC_SET_OUTPUT = 0x2405
-_RECORD_SAMPLE, _RECORD_LOST = 9, 2
+_RECORD_SAMPLE, _RECORD_LOST, _RECORD_MMAP2 = 9, 2, 10
 _PAGE = mmap.PAGESIZE
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -67,6 +69,19 @@ class Sample:
     ip: int
 
 
+@dataclass(frozen=True)
+class MappedCode:
+    """Executable memory a sampled process mapped (or made executable) while the host watched."""
+
+    time_ns: int  # CLOCK_MONOTONIC
+    pid: int
+    start: int
+    end: int
+    offset: int  # in the file
+    file: tuple[int, int]  # (device, inode), as a memory map names it
+    path: str  # as the process sees it ("//anon" for anonymous memory)
+
+
 def period_for(call_ms: float) -> int:
     """The sampling period (ns of CPU time) for calls of about ``call_ms``: ~SAMPLES_PER_CALL each, so
     that a ring buffer holds many calls' samples however long a call takes."""
@@ -75,7 +90,7 @@ def period_for(call_ms: float) -> int:
 
 def _attributes(period_ns: int) -> ctypes.Array:
     attr = bytearray(112)
-    flags = _INHERIT | _EXCLUDE_KERNEL | _EXCLUDE_HV | _USE_CLOCKID
+    flags = _INHERIT | _EXCLUDE_KERNEL | _EXCLUDE_HV | _USE_CLOCKID | _MMAP | _MMAP2 | _SAMPLE_ID_ALL
     struct.pack_into("IIQQQQQ", attr, 0, _PERF_TYPE_SOFTWARE, 112, _PERF_COUNT_SW_TASK_CLOCK, period_ns,
                      _SAMPLE_IP | _SAMPLE_TID | _SAMPLE_TIME, 0, flags)  # fmt: skip
     struct.pack_into("i", attr, 92, _CLOCK_MONOTONIC)
@@ -135,8 +150,9 @@ class _Ring:
         data = self.map[self.offset + start : self.offset + start + first]
         return data + self.map[self.offset : self.offset + n - first] if first < n else data
 
-    def drain(self, into: list[Sample]) -> int:
-        """Append every sample written since the last drain; return how many were lost."""
+    def drain(self, into: list[Sample], mapped: list[MappedCode]) -> int:
+        """Append every sample, and every executable mapping made, written since the last drain;
+        return how many records were lost."""
         head, tail = struct.unpack_from("QQ", self.map, 1024)
         lost = 0
         while tail < head:
@@ -146,6 +162,13 @@ class _Ring:
             if kind == _RECORD_SAMPLE and size >= 32:
                 ip, pid, tid, when = struct.unpack("QIIQ", self._read(tail + 8, 24))
                 into.append(Sample(when, pid, tid, ip))
+            elif kind == _RECORD_MMAP2 and size >= 88:
+                record = self._read(tail, size)
+                pid, _tid, addr, length, offset, major, minor, inode = struct.unpack_from("IIQQQIIQ", record, 8)
+                name = record[72 : size - 16].split(b"\0", 1)[0].decode("utf-8", "replace")
+                when = struct.unpack_from("Q", record, size - 8)[0]  # sample_id_all: pid, tid, then the time
+                mapped.append(MappedCode(when, pid, addr, addr + length, offset, (os.makedev(major, minor), inode),
+                                         name))  # fmt: skip
             elif kind == _RECORD_LOST and size >= 24:
                 lost += struct.unpack("QQ", self._read(tail + 8, 16))[1]
             tail += size
@@ -167,6 +190,7 @@ class Sampler:
         self.attached: set[int] = set()
         self.refused: set[int] = set()  # threads the kernel would not let the host sample
         self.lost = 0
+        self.mapped: list[MappedCode] = []  # every executable mapping made since attaching, in time order
 
     def attach(self, pids: list[int]) -> None:
         """Sample every thread of ``pids`` not sampled yet (children they start later are inherited)."""
@@ -198,9 +222,11 @@ class Sampler:
     def drain(self) -> list[Sample]:
         """Every sample since the last drain, in time order."""
         samples: list[Sample] = []
+        mapped: list[MappedCode] = []
         for ring in self.rings.values():
-            self.lost += ring.drain(samples)
+            self.lost += ring.drain(samples, mapped)
         samples.sort(key=lambda s: s.time_ns)
+        self.mapped += sorted(mapped, key=lambda m: m.time_ns)
         return samples
 
     def close(self) -> None:
@@ -514,7 +540,8 @@ class KnownLibraries:
             except (OSError, ValueError, struct.error):
                 continue  # not an ELF file (a linker script named .so): nothing of it runs
         self.by_name = {library.name: library for library in reversed(self.libraries)}
-        self.files = {library.file for library in self.libraries}
+        self.by_file = {library.file: library for library in self.libraries}
+        self.files = set(self.by_file)
         self.memo: dict[tuple, tuple[str, str] | None] = {}
 
     def installed(self, mapping: Mapping) -> bool:
@@ -584,6 +611,9 @@ UNREADABLE = "[unreadable]"
 # A sample at an address no executable mapping of the process covers when the host reads its map
 # after the block: the code that ran there was unmapped (or made unexecutable) since.
 UNMAPPED = "[unmapped]"
+# A sample at an address where executable memory was mapped after it ran: the map the host reads after
+# the block shows what came later, not what ran.
+REMAPPED = "[remapped]"
 # The kernel's own code mapped into every process (clock_gettime and friends).
 _KERNEL_CODE = ("[vdso]", "[vsyscall]")
 
@@ -633,7 +663,14 @@ class FunctionNames:
         self.starts: dict[int, list[int]] = {}
         self.load_bases: dict[int, dict[str, set[int]]] = {}  # per process, known libraries loaded by name
         self.first_bases = first_bases or {}  # load_bases_of, before the candidate's code ran
+        self.mapped: dict[int, list[MappedCode]] = {}  # per process, executable mappings made while sampled
         self.memo: dict[tuple[int, int], tuple[str, str]] = {}
+
+    def note_mapped(self, mapped: list[MappedCode]) -> None:
+        """The executable mappings the sampler saw made (Sampler.mapped, in time order), all of them."""
+        self.mapped = {}
+        for m in mapped:
+            self.mapped.setdefault(m.pid, []).append(m)
 
     def refresh(self, pids) -> None:
         """Re-read the memory maps (after a block: what it loaded is mapped by then)."""
@@ -654,11 +691,37 @@ class FunctionNames:
                 self.starts.pop(pid, None)
         self.memo.clear()
 
-    def locate(self, pid: int, ip: int) -> tuple[str, str]:
+    def locate(self, pid: int, ip: int, time_ns: int | None = None) -> tuple[str, str]:
+        """What ran at ``ip`` in process ``pid`` (at ``time_ns``, when the sample's time is known: the
+        executable mappings made while it was sampled say what lay there then)."""
+        if time_ns is not None and pid in self.mapped:
+            recorded = self._recorded(pid, ip, time_ns)
+            if recorded is not None:
+                return recorded
         key = (pid, ip)
         found = self.memo.get(key)
         if found is None:
             found = self.memo[key] = self._locate(pid, ip)
+        return found
+
+    def _recorded(self, pid: int, ip: int, time_ns: int) -> tuple[str, str] | None:
+        """By the mappings made while sampled: the last one over ``ip`` made before the sample names it;
+        one made only after it means the map read after the block no longer shows what ran (REMAPPED).
+        None where no mapping over ``ip`` was made: the map read after the block holds."""
+        before, after = None, False
+        for m in self.mapped[pid]:
+            if m.start <= ip < m.end:
+                if m.time_ns > time_ns:
+                    after = True
+                    break
+                before = m
+        if before is None:
+            return (REMAPPED, "") if after else None
+        key = (pid, ip, before.time_ns)
+        found = self.memo.get(key)
+        if found is None:
+            mapping = Mapping(before.start, before.end, before.offset, before.path, before.file)
+            found = self.memo[key] = self._name_in(pid, mapping, ip)
         return found
 
     def _locate(self, pid: int, ip: int) -> tuple[str, str]:
@@ -668,7 +731,12 @@ class FunctionNames:
         i = bisect.bisect_right(self.starts[pid], ip) - 1
         if i < 0 or ip >= maps[i].end:
             return UNMAPPED, ""
-        m = maps[i]
+        return self._name_in(pid, maps[i], ip)
+
+    def _name_in(self, pid: int, m: Mapping, ip: int) -> tuple[str, str]:
+        """(library, function) at ``ip`` in mapping ``m`` of process ``pid``."""
+        if m.path == "//anon":  # perf's name for anonymous memory
+            return ANONYMOUS_CODE, ""
         if m.path in _KERNEL_CODE:
             return m.path, ""
         if not m.path or m.path.startswith("["):
@@ -736,7 +804,7 @@ def _read_mapped_file(path: str, offset: int, size: int) -> bytes:
 
 def tally(samples: list[Sample], names: FunctionNames) -> Counter:
     """Samples per (shared object, function)."""
-    return Counter(names.locate(s.pid, s.ip) for s in samples)
+    return Counter(names.locate(s.pid, s.ip, s.time_ns) for s in samples)
 
 
 class Profiles:
@@ -790,6 +858,7 @@ class Profiles:
         self.lost[side] += self.samplers[side].lost - self.lost_before.get(side, 0)
         names = self.names[side]
         names.refresh(pids)
+        names.note_mapped(self.samplers[side].mapped)
         starts = [s for s, _ in spans]
         phases = self.phases[side]
         phases["calls"] += len(spans)
@@ -798,7 +867,7 @@ class Profiles:
         for sample in samples:
             i = bisect.bisect_right(starts, sample.time_ns) - 1
             phase = "forward" if i >= 0 and sample.time_ns <= spans[i][1] else "around"
-            phases[phase][names.locate(sample.pid, sample.ip)] += 1
+            phases[phase][names.locate(sample.pid, sample.ip, sample.time_ns)] += 1
             per_call[phase][i if phase == "forward" else i + 1] += 1
         for phase, counts in per_call.items():
             phases.setdefault("per_call", {}).setdefault(phase, []).extend(counts)
@@ -810,7 +879,7 @@ class Profiles:
             for sample in samples:
                 i = bisect.bisect_right(starts, sample.time_ns) - 1
                 if i >= 0 and sample.time_ns <= host_windows[i][1]:
-                    calls[i][names.locate(sample.pid, sample.ip)] += 1
+                    calls[i][names.locate(sample.pid, sample.ip, sample.time_ns)] += 1
             if 0 <= census_at < len(calls):
                 phases.setdefault("censused", []).append(len(phases.get("host_calls", [])) + census_at)
             phases.setdefault("host_calls", []).extend(calls)
