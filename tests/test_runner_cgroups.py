@@ -127,3 +127,19 @@ def test_a_memory_group_is_charged_for_memory_no_process_maps():
         child.kill()
         child.wait()
         group.close()
+
+
+def test_past_the_memory_groups_hard_limit_the_kernel_kills_inside_the_group_and_says_so():
+    group, why_not = runner_cgroups.make("memory", 64 * 2**20)
+    if group is None:
+        pytest.skip(f"no memory group here: {why_not}")
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline(); b = bytearray(400 * 2**20)"],
+                             stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        assert group.enter([child.pid]) == ""
+        child.communicate(b"go\n", timeout=60)
+        assert child.returncode == -9  # SIGKILL, from the kernel: the host was never at risk
+        assert group.killed_for_memory() >= 1
+    finally:
+        child.kill()
+        group.close()

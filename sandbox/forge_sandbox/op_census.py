@@ -512,8 +512,9 @@ def _censused_call_unlike_the_others(candidate: dict) -> str:
         excess = sum(in_census) - CENSUS_CALL_SLACK * typical * len(in_census)
         if excess > 2 * SLIVER_SAMPLES * len(in_census):
             return (
-                f"PyTorch's {kind} work in the call its operator census recorded ({max(in_census)} CPU samples, taken "
-                f"by the host) far exceeds a typical call's ({typical}): the census must see a call like the others"
+                f"PyTorch computed far more in the call its operator census recorded ({max(in_census)} CPU samples of "
+                f"{kind} work, taken by the host) than in a typical call ({typical}): the census must see a call like "
+                "the others"
             )
     return ""
 

@@ -62,6 +62,10 @@ class RunnerGroup:
         """pids: how many threads or processes the kernel refused at the bound so far."""
         return self._stat("pids.events").get("max", 0)
 
+    def killed_for_memory(self) -> int:
+        """memory: how many of the group's processes the kernel killed at the hard limit."""
+        return self._stat("memory.events" if self.v2 else "memory.oom_control").get("oom_kill", 0)
+
     def charged(self) -> int:
         """memory: the bytes of memory the group's processes hold that the kernel cannot just drop
         (anonymous and shared memory, memfd included; not the page cache of files read or written)."""

@@ -161,13 +161,19 @@ class Sides:
         self.ask_cand({"op": "hello"}, stage="compile")
         self.first_bases = cpu_samples.load_bases_of(self.cand.processes())
 
-    def tasks_refused(self) -> str:
-        """What a failure's reason adds when the kernel refused the candidate threads or processes."""
+    def bounds_reached(self) -> str:
+        """What a failure's reason adds when the candidate reached a bound its groups keep: the kernel
+        refused it threads or processes, or killed one of its processes at the memory group's limit."""
         refused = self.groups["pids"].refused() if "pids" in self.groups else 0
-        if not refused:
-            return ""
-        return (f" (it reached its bound of {runner_cgroups.MAX_TASKS} threads and processes: the kernel refused "
-                f"{refused} more)")  # fmt: skip
+        killed = self.groups["memory"].killed_for_memory() if "memory" in self.groups else 0
+        notes = []
+        if refused:
+            notes.append(f"it reached its bound of {runner_cgroups.MAX_TASKS} threads and processes: the kernel "
+                         f"refused {refused} more")  # fmt: skip
+        if killed:
+            notes.append(f"the kernel killed {killed} of its processes at its memory limit of "
+                         f"{self.memory_limit() / 2**30:.1f} GiB (and 1 GiB more)")  # fmt: skip
+        return f" ({'; '.join(notes)})" if notes else ""
 
     def close(self) -> None:
         for watch in self.resource_watches:
@@ -297,7 +303,7 @@ class Sides:
         threads = reply.get("threads_running")
         if type(threads) is int and threads > 0:  # the runner's word: a bool is not a count
             where += f" with {threads} thread(s) of its own running"
-        return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}{self.tasks_refused()}", _traceback_hint(reply),
+        return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}{self.bounds_reached()}", _traceback_hint(reply),
                     stage=stage, log_tail=log_tail)  # fmt: skip
 
     def runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> Stop:
@@ -313,14 +319,14 @@ class Sides:
             )
         tail = failure.log_tail
         if failure.kind == "timeout":
-            return Stop(TIMEOUT, f"{stage}: {failure.message}; the process group was killed{self.tasks_refused()}",
+            return Stop(TIMEOUT, f"{stage}: {failure.message}; the process group was killed{self.bounds_reached()}",
                         stage=stage, log_tail=tail)  # fmt: skip
         if failure.kind == "oversized":
             return Stop(INCORRECT, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
         if failure.kind in ("protocol", "limit"):
             return Stop(REJECTED, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
         last = _last_line(tail)
-        return Stop(CRASHED, f"{stage}: {failure.message}{self.tasks_refused()}", f"last output: {last}" if last else "",
+        return Stop(CRASHED, f"{stage}: {failure.message}{self.bounds_reached()}", f"last output: {last}" if last else "",
                     stage=stage, log_tail=tail)  # fmt: skip
 
 
