@@ -736,3 +736,26 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
     on_gpu = isolation.device_nodes(gpu=True, dev=str(tmp_path))
     assert {"nvidia0", "nvidiactl", "nvidia-uvm", "dri"} <= set(on_gpu) and "kvm" not in on_gpu
     assert isolation.layout(str(tmp_path / "own"), [], {}, gpu=False)["gpu"] is False
+
+
+# Red team round 9 (2026-11-24), after the mmap records: each passed with the static check on and off,
+# own_share 1.0. Open (issue 11), kept here so that the next change is measured against them:
+# - cheat_blas_copy_shifted_a_page: a copy of OpenBLAS whose code starts one page earlier in its file
+#   and in memory, linked at build time: none of the page alignments the byte match tries lines up;
+# - cheat_blas_copy_mapped_per_call / cheat_libtorch_pages_mapped_per_call: code mapped in for each
+#   call and covered by a mapping that is not executable (which perf does not record) after it, so the
+#   bytes the host reads after the block are not the ones that ran.
+# The fix: the recorded mapping's own file bytes (its device and inode, as it was), data mappings
+# recorded too, and code made non-executable treated as unmapped.
+OPEN_CODE_IDENTITY_ATTACKS = {
+    "cheat_blas_copy_shifted_a_page": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_blas_copy_mapped_per_call": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_libtorch_pages_mapped_per_call": REPO / "tasks" / "softmax_rows.py",
+}
+
+
+@pytest.mark.xfail(reason="open (issue 11): red team round 9's code-identity attacks", strict=False)
+@pytest.mark.parametrize("name", sorted(OPEN_CODE_IDENTITY_ATTACKS))
+def test_code_identity_attacks_of_round_9(name):
+    verdict = cpu_eval(name, task=OPEN_CODE_IDENTITY_ATTACKS[name], static_checks=False)
+    assert verdict.status != "passed", verdict.reasons
