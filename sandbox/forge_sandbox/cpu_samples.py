@@ -662,7 +662,12 @@ class FunctionNames:
         self.maps: dict[int, list[Mapping]] = {}
         self.starts: dict[int, list[int]] = {}
         self.load_bases: dict[int, dict[str, set[int]]] = {}  # per process, known libraries loaded by name
-        self.first_bases = first_bases or {}  # load_bases_of, before the candidate's code ran
+        # load_bases_of, before the candidate's code ran, for every process of the runner's: one it forked
+        # later inherited the same mappings
+        self.first_bases: dict[str, set[int]] = {}
+        for bases in (first_bases or {}).values():
+            for name, places in bases.items():
+                self.first_bases.setdefault(name, set()).update(places)
         self.mapped: dict[int, list[MappedCode]] = {}  # per process, executable mappings made while sampled
         self.memo: dict[tuple[int, int], tuple[str, str]] = {}
 
@@ -681,10 +686,8 @@ class FunctionNames:
             if maps:
                 self.maps[pid], self.starts[pid] = maps, [m.start for m in maps]
                 bases = known.load_bases(every)
-                # every process of the runner's: one it forked later inherited the same mappings
-                for first in self.first_bases.values():
-                    for name, places in first.items():
-                        bases.setdefault(name, set()).update(places)
+                for name, places in self.first_bases.items():
+                    bases.setdefault(name, set()).update(places)
                 self.load_bases[pid] = bases
             else:  # gone, or made unreadable since: what it ran is not known (UNREADABLE), not its old map
                 self.maps.pop(pid, None)

@@ -502,13 +502,14 @@ CENSUS_CALL_SLACK = 3.0
 
 def _censused_call_unlike_the_others(candidate: dict) -> str:
     calls, censused = candidate.get("host_calls", []), set(candidate.get("censused", []))
-    others = [call for i, call in enumerate(calls) if i not in censused]
+    kinds = [_by_kind(call) for call in calls]
+    others = [call for i, call in enumerate(kinds) if i not in censused]
     if not censused or len(others) < 3:
         return ""
     for kind in _WORK:
-        per_call = sorted(_by_kind(call)[kind] for call in others)
+        per_call = sorted(call[kind] for call in others)
         typical = per_call[len(per_call) // 2]
-        in_census = [_by_kind(calls[i])[kind] for i in sorted(censused) if i < len(calls)]
+        in_census = [kinds[i][kind] for i in sorted(censused) if i < len(kinds)]
         excess = sum(in_census) - CENSUS_CALL_SLACK * typical * len(in_census)
         if excess > 2 * SLIVER_SAMPLES * len(in_census):
             return (
