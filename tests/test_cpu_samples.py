@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import mmap
 import os
 import shutil
@@ -40,6 +41,7 @@ worker.join()
 
 @needs_perf
 def test_the_host_samples_a_child_and_its_later_threads_and_names_the_functions():
+    cpu_samples._known_libraries()  # indexed before, as Profiles does: not while the child runs
     child = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     sampler = cpu_samples.Sampler()
     try:
@@ -551,24 +553,78 @@ def test_a_module_alone_at_the_top_and_pytorchs_namesakes_are_labelled():
     assert cpu_samples.installed_package(f"{site}/cuda_bindings/x.so") is None
 
 
-def test_code_mapped_while_sampled_names_the_samples_taken_while_it_lay_there():
-    # Red team round 8: a helper process mapped libtorch's code in for each call and covered it after, so
-    # the map read after the block showed nothing (or another file) where PyTorch had computed. The
-    # executable mappings perf records as they are made say what lay at an address at a sample's time.
+def test_code_is_named_by_what_the_host_reads_only_where_that_is_what_ran(tmp_path):
+    # Red team rounds 8 and 9: code mapped in for each call and covered after (by other code, by data,
+    # by nothing), so that the bytes the host reads after the block are not the ones that ran. A sample
+    # is named by them only where the mapping over it is the one it had when the sampling began, or the
+    # last one recorded before the sample, and nothing could have written its pages since.
     library = _openblas()
     offset, function = _a_function_of(library)
+    segment = library.segments[0]
     names = cpu_samples.FunctionNames()
-    pid = 1 << 30  # no real process: what is mapped is set by hand
+    pid = os.getpid()  # its maps are set by hand; its root is the host's for the files' checks
     base = 0x7F0000000000
-    names.maps[pid] = [cpu_samples.Mapping(base, base + 0x10000000, 0, "[anon:cover]")]  # the map after the block
-    names.starts[pid] = [base]
-    lo, hi = base + library.segments[0].first_page, base + library.segments[0].offset + library.segments[0].size
-    names.note_mapped([
-        cpu_samples.MappedCode(100, pid, lo, hi, library.segments[0].first_page, library.file, library.path),
-        cpu_samples.MappedCode(300, pid, base, base + 0x10000000, 0, (0, 0), "//anon"),
-    ])  # fmt: skip
-    ip = lo + offset - library.segments[0].first_page
-    assert names.locate(pid, ip, 200) == (library.label, function)  # libtorch's (here OpenBLAS's) code then
-    assert names.locate(pid, ip, 400) == (cpu_samples.ANONYMOUS_CODE, "")  # the cover, after it was made
-    assert names.locate(pid, base + 8, 50) == (cpu_samples.REMAPPED, "")  # mapped over only after the sample
-    assert names.locate(pid, ip) == (cpu_samples.ANONYMOUS_CODE, "")  # without a time: the map after the block
+    lo, hi = base + segment.first_page, base + segment.offset + segment.size
+    ip = lo + offset - segment.first_page
+    code = cpu_samples.Mapping(lo, hi, segment.first_page, library.path, library.file)
+
+    def after_the_block(*maps, before=(), made=()):
+        names.before[pid] = list(before)
+        names.before_starts[pid] = [m.start for m in before]
+        names.since_ns = time.time_ns()
+        names.maps[pid], names.starts[pid] = list(maps), [m.start for m in maps]
+        names.shared_writes.clear()
+        names.note_mapped(list(made))
+        names.stats.clear()
+
+    def made(when, mapping, prot=mmap.PROT_READ | mmap.PROT_EXEC):
+        m = mapping
+        return cpu_samples.MappingMade(when, pid, m.start, m.end, m.offset, m.file, m.path or "//anon", prot)
+
+    named = (library.label, function)
+    after_the_block(code, before=[code])  # in place all along
+    assert names.locate(pid, ip, 200) == named
+    elsewhere = cpu_samples.Mapping(0x1000, 0x2000, 0, "[vdso]")
+    after_the_block(elsewhere, made=[made(100, code)])  # mapped while sampled, then unmapped: nothing there now
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNMAPPED, "")
+    cover = cpu_samples.Mapping(base, base + 0x10000000, 0, "")
+    after_the_block(code, made=[made(100, code), made(300, cover, mmap.PROT_READ)])  # covered with data after it ran
+    assert names.locate(pid, ip, 200) == (cpu_samples.REMAPPED, "")
+    assert names.locate(pid, ip, 50) == (cpu_samples.REMAPPED, "")
+    # what the map shows now is not what lay there, and no mapping was recorded (mremap moves pages unseen)
+    other = cpu_samples.Mapping(lo, hi, segment.first_page + mmap.PAGESIZE, library.path, library.file)
+    after_the_block(other, before=[code])
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    after_the_block(code, before=[cpu_samples.Mapping(lo, hi, segment.first_page, "", executable=False)])
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    # pages that could have been written since they ran: writable, copied on write, made writable while
+    # sampled, or mapped shared and writable anywhere in the runner
+    for now in (dataclasses.replace(code, writable=True), dataclasses.replace(code, copied=True)):
+        after_the_block(now, before=[now])
+        assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    after_the_block(code, before=[dataclasses.replace(code, copied=True)], made=[made(100, code)])
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    after_the_block(code, before=[code], made=[made(100, code, mmap.PROT_READ | mmap.PROT_WRITE), made(150, code)])
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    alias = cpu_samples.Mapping(base * 2, base * 2 + hi - lo, segment.first_page, library.path, library.file,
+                                executable=False, writable=True, shared=True)  # fmt: skip
+    after_the_block(code, before=[code])
+    names._note_shared_writes([alias])
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    # a file written since the sampling began, or deleted: its pages show what it holds now
+    copy = tmp_path / "libcopy.so"
+    copy.write_bytes(bytes(library.image))
+    kept = cpu_samples.Mapping(lo, hi, segment.first_page, str(copy), (os.stat(copy).st_dev, os.stat(copy).st_ino))
+    after_the_block(kept, before=[kept])
+    names.since_ns -= 10**9  # began a second before the copy was written
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    names.since_ns += 2 * 10**9
+    names.memo.clear()
+    assert names.locate(pid, ip, 200) == named  # written before: a copy is known by its bytes
+    deleted = dataclasses.replace(kept, path=f"{copy} (deleted)")
+    after_the_block(deleted, before=[deleted])
+    names.since_ns += 10**9
+    assert names.locate(pid, ip, 200) == (cpu_samples.UNVERIFIED, "")
+    # without a time (a map read by itself): the map alone names it
+    after_the_block(code)
+    assert names.locate(pid, ip) == named

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import dataclasses
 import errno
 import fcntl
 import functools
@@ -32,6 +33,7 @@ import os
 import site
 import struct
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -45,13 +47,18 @@ from forge_sandbox import host
 MIN_PERIOD_NS = 100_000  # at most one sample per 100 us of a thread's CPU time
 SAMPLES_PER_CALL = 200  # the period is chosen for about this many per call (period_for)
 RING_PAGES = 64  # per CPU and runner: 8192 samples, some 40 calls' worth; drained after every call
+# Mappings kept per runner (some 150 bytes each): PyTorch maps and unmaps each large tensor it allocates, a
+# few per call; a runner that maps more while timed is not followed further (Sampler.mapped_beyond).
+MAX_MAPPINGS_KEPT = 1 << 18
 
 _SYSCALL_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 _PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_TASK_CLOCK = 1, 1
 _SAMPLE_IP, _SAMPLE_TID, _SAMPLE_TIME = 1, 2, 4
 _INHERIT, _EXCLUDE_KERNEL, _EXCLUDE_HV, _USE_CLOCKID = 1 << 1, 1 << 5, 1 << 6, 1 << 25
-# Executable mappings as they are made (PERF_RECORD_MMAP2, with the sample's pid, tid and time after it)
-_MMAP, _SAMPLE_ID_ALL, _MMAP2 = 1 << 8, 1 << 18, 1 << 23
+# Mappings as they are made, executable or not, mprotect's included (PERF_RECORD_MMAP2, with the sample's
+# pid, tid and time after it): a page made writable, or data mapped over code, is seen as well as code mapped
+_MMAP, _MMAP_DATA, _SAMPLE_ID_ALL, _MMAP2 = 1 << 8, 1 << 17, 1 << 18, 1 << 23
+_PROT_WRITE, _PROT_EXEC, _MAP_SHARED = 2, 4, 1
 _CLOCK_MONOTONIC = 1  # time.monotonic_ns() and time.perf_counter_ns() on Linux
 _FLAG_FD_CLOEXEC = 8
 _IOC_SET_OUTPUT = 0x2405
@@ -70,16 +77,26 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class MappedCode:
-    """Executable memory a sampled process mapped (or made executable) while the host watched."""
+class MappingMade:
+    """Memory a sampled process mapped, or whose protection it changed, while the host watched."""
 
     time_ns: int  # CLOCK_MONOTONIC
     pid: int
     start: int
     end: int
     offset: int  # in the file
-    file: tuple[int, int]  # (device, inode), as a memory map names it
+    file: tuple[int, int]  # (device, inode), as a memory map names it; (0, 0) for anonymous memory
     path: str  # as the process sees it ("//anon" for anonymous memory)
+    prot: int = _PROT_EXEC
+    shared: bool = False  # MAP_SHARED: what another mapping of the file writes shows through
+
+    @property
+    def executable(self) -> bool:
+        return bool(self.prot & _PROT_EXEC)
+
+    @property
+    def writable(self) -> bool:
+        return bool(self.prot & _PROT_WRITE)
 
 
 def period_for(call_ms: float) -> int:
@@ -90,7 +107,7 @@ def period_for(call_ms: float) -> int:
 
 def _attributes(period_ns: int) -> ctypes.Array:
     attr = bytearray(112)
-    flags = _INHERIT | _EXCLUDE_KERNEL | _EXCLUDE_HV | _USE_CLOCKID | _MMAP | _MMAP2 | _SAMPLE_ID_ALL
+    flags = _INHERIT | _EXCLUDE_KERNEL | _EXCLUDE_HV | _USE_CLOCKID | _MMAP | _MMAP_DATA | _MMAP2 | _SAMPLE_ID_ALL
     struct.pack_into("IIQQQQQ", attr, 0, _PERF_TYPE_SOFTWARE, 112, _PERF_COUNT_SW_TASK_CLOCK, period_ns,
                      _SAMPLE_IP | _SAMPLE_TID | _SAMPLE_TIME, 0, flags)  # fmt: skip
     struct.pack_into("i", attr, 92, _CLOCK_MONOTONIC)
@@ -150,9 +167,9 @@ class _Ring:
         data = self.map[self.offset + start : self.offset + start + first]
         return data + self.map[self.offset : self.offset + n - first] if first < n else data
 
-    def drain(self, into: list[Sample], mapped: list[MappedCode]) -> int:
-        """Append every sample, and every executable mapping made, written since the last drain;
-        return how many records were lost."""
+    def drain(self, into: list[Sample], mapped: list[MappingMade]) -> int:
+        """Append every sample, and every mapping made, written since the last drain; return how many
+        records were lost."""
         head, tail = struct.unpack_from("QQ", self.map, 1024)
         lost = 0
         while tail < head:
@@ -165,10 +182,11 @@ class _Ring:
             elif kind == _RECORD_MMAP2 and size >= 88:
                 record = self._read(tail, size)
                 pid, _tid, addr, length, offset, major, minor, inode = struct.unpack_from("IIQQQIIQ", record, 8)
+                prot, flags = struct.unpack_from("II", record, 64)
                 name = record[72 : size - 16].split(b"\0", 1)[0].decode("utf-8", "replace")
                 when = struct.unpack_from("Q", record, size - 8)[0]  # sample_id_all: pid, tid, then the time
-                mapped.append(MappedCode(when, pid, addr, addr + length, offset, (os.makedev(major, minor), inode),
-                                         name))  # fmt: skip
+                mapped.append(MappingMade(when, pid, addr, addr + length, offset, (os.makedev(major, minor), inode),
+                                          name, prot, bool(flags & _MAP_SHARED)))  # fmt: skip
             elif kind == _RECORD_LOST and size >= 24:
                 lost += struct.unpack("QQ", self._read(tail + 8, 16))[1]
             tail += size
@@ -190,7 +208,8 @@ class Sampler:
         self.attached: set[int] = set()
         self.refused: set[int] = set()  # threads the kernel would not let the host sample
         self.lost = 0
-        self.mapped: list[MappedCode] = []  # every executable mapping made since attaching, in time order
+        self.mapped: list[MappingMade] = []  # every mapping made since attaching, in time order
+        self.mapped_beyond = 0  # mappings made beyond MAX_MAPPINGS_KEPT, not kept: what ran there is unknown
 
     def attach(self, pids: list[int]) -> None:
         """Sample every thread of ``pids`` not sampled yet (children they start later are inherited)."""
@@ -222,12 +241,19 @@ class Sampler:
     def drain(self) -> list[Sample]:
         """Every sample since the last drain, in time order."""
         samples: list[Sample] = []
-        mapped: list[MappedCode] = []
+        mapped: list[MappingMade] = []
         for ring in self.rings.values():
             self.lost += ring.drain(samples, mapped)
         samples.sort(key=lambda s: s.time_ns)
-        self.mapped += sorted(mapped, key=lambda m: m.time_ns)
+        room = max(0, MAX_MAPPINGS_KEPT - len(self.mapped))
+        self.mapped += sorted(mapped, key=lambda m: m.time_ns)[:room]
+        self.mapped_beyond += max(0, len(mapped) - room)
         return samples
+
+    @property
+    def code_mappings(self) -> int:
+        """Executable mappings made (or memory made executable) since attaching."""
+        return sum(m.executable for m in self.mapped)
 
     def close(self) -> None:
         for ring in self.rings.values():
@@ -377,10 +403,10 @@ _OWN_FAMILIES = ("nvidia", "cuda", "cupy")  # nvidia/cublas, cuda_bindings, cupy
 _PACKAGE_ROOTS = ("site-packages", "dist-packages")
 
 
-def installed_package(path: str) -> str | None:
+def _package_folder(path: str) -> str | None:
     """The installed package a shared object at ``path`` belongs to (``pillow`` for
     ``.../site-packages/pillow.libs/libwebp.so``, ``PIL`` for its ``_imaging`` module), or None: not
-    under an installed packages' folder, one of _OWN_STACK, or a bundled runtime library (_RUNTIME)."""
+    under an installed packages' folder, or a bundled runtime library (_RUNTIME)."""
     parts = path.split("/")
     root = max((i for i, part in enumerate(parts) if part in _PACKAGE_ROOTS), default=-1)
     if root < 0 or root + 1 >= len(parts) or os.path.basename(path).startswith(_RUNTIME):
@@ -388,7 +414,14 @@ def installed_package(path: str) -> str | None:
     package = parts[root + 1].removesuffix(".libs")
     if root + 2 == len(parts):  # a module of its own at the top (foo.cpython-311-x86_64-linux-gnu.so)
         package = package.split(".")[0]
-    if package in _OWN_STACK or package.startswith(_OWN_FAMILIES):
+    return package
+
+
+def installed_package(path: str) -> str | None:
+    """The installed package a shared object at ``path`` belongs to (_package_folder), but None for one
+    of _OWN_STACK and _OWN_FAMILIES: their code is the candidate's to run."""
+    package = _package_folder(path)
+    if package is None or package in _OWN_STACK or package.startswith(_OWN_FAMILIES):
         return None
     return package
 
@@ -527,6 +560,106 @@ class _KnownLibrary:
         return elf.function_at(vaddr) if elf is not None and vaddr is not None else ""
 
 
+# Code at any offset. A copy may hold a library's code anywhere in its file, where none of the places
+# KnownLibraries tries lines up: a page further on (a page inserted before its code, the program headers
+# fixed), or the whole image moved by a few bytes with its relocations fixed. So the code of the
+# libraries that compute is indexed by anchors: the 8-byte strings in it whose hash falls in one of
+# ANCHOR_EVERY, chosen by their bytes alone, so that a copy at any offset holds the same anchors at
+# the same distances. The anchors in the ANCHOR_WINDOW bytes read around a sample are looked up, and
+# each place they point to is matched as the other places are (MATCH_SHARE of WINDOW_BYTES). Not
+# indexed: the kernel backends' compilers and the CUDA stack (_OWN_STACK, _OWN_FAMILIES but PyTorch),
+# whose code a candidate may run under any name.
+ANCHOR_EVERY = 128  # some 3 million anchors in 400 MB of code; a 1 KiB window holds 8 on average
+ANCHOR_WINDOW = 1024
+ANCHOR_MAX_PLACES = 64  # an anchor found more often (padding, a common prologue) tells nothing
+_ANCHOR_HASH = np.uint64(0x9E3779B97F4A7C15)
+_ANCHOR_CHUNK = 1 << 22
+
+
+def _computes(path: str) -> bool:
+    """Whether a library's code is indexed by anchors (see above): any installed package's, PyTorch's."""
+    return installed_package(path) is not None or _package_folder(path) == "torch"
+
+
+def _anchor_hashes(data, offset: int, count: int) -> np.ndarray:
+    """The hash of each of the ``count`` 8-byte strings of ``data`` from ``offset`` on."""
+    grams = np.ndarray((count,), dtype="<u8", buffer=data, offset=offset, strides=(1,))
+    return grams * _ANCHOR_HASH
+
+
+def _anchored(hashes: np.ndarray) -> np.ndarray:
+    return np.flatnonzero((hashes >> np.uint64(57)) == 0)  # 1 in 128
+
+
+def _anchor_keys(hashes: np.ndarray) -> np.ndarray:
+    return ((hashes >> np.uint64(25)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+class _Anchors:
+    """The anchors of some libraries' code (``libraries[i]`` None: not indexed), by their hash, but
+    those of ``common`` code: the runtime libraries' (libstdc++, libc, libpython...) that installed
+    libraries also hold (libstdc++'s newer functions linked into every wheel), which would name the
+    runtime for them."""
+
+    def __init__(self, libraries: list, common: list) -> None:
+        keys, places, owners = [], [], []
+        for owner, library in enumerate(libraries):
+            if library is not None:
+                for at, key in _anchors_in(library):
+                    keys.append(key)
+                    places.append(at.astype(np.uint32))
+                    owners.append(np.full(len(at), owner, dtype=np.uint16))
+        self.keys = np.concatenate(keys) if keys else np.zeros(0, dtype=np.uint32)
+        self.places = np.concatenate(places) if places else np.zeros(0, dtype=np.uint32)
+        self.owners = np.concatenate(owners) if owners else np.zeros(0, dtype=np.uint16)
+        shared = [key for library in common for _at, key in _anchors_in(library)]
+        if shared:
+            distinct = ~np.isin(self.keys, np.concatenate(shared))
+            self.keys, self.places, self.owners = self.keys[distinct], self.places[distinct], self.owners[distinct]
+        order = np.argsort(self.keys, kind="stable")
+        self.keys, self.places, self.owners = self.keys[order], self.places[order], self.owners[order]
+
+    def starts_of(self, window: np.ndarray) -> list[tuple[int, int]]:
+        """(library, file offset) pairs where ``window`` could begin: those that two of the anchors it
+        holds or more point to (a copy holds them all at the same distances)."""
+        if len(window) < 8 or not len(self.keys):
+            return []
+        with np.errstate(over="ignore"):
+            hashes = _anchor_hashes(window, 0, len(window) - 7)
+        at = _anchored(hashes)
+        keys = _anchor_keys(hashes[at])
+        lows, highs = np.searchsorted(self.keys, keys, "left"), np.searchsorted(self.keys, keys, "right")
+        votes: Counter = Counter()
+        for q, lo, hi in zip(at.tolist(), lows.tolist(), highs.tolist()):
+            if hi - lo <= ANCHOR_MAX_PLACES:
+                votes.update((owner, place - q) for owner, place in zip(self.owners[lo:hi].tolist(),
+                                                                         self.places[lo:hi].tolist()) if place >= q)  # fmt: skip
+        return [start for start, n in votes.most_common() if n >= 2]
+
+
+def _anchors_in(library) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(file offsets, keys) of the anchors in a library's code, a chunk at a time."""
+    out = []
+    with np.errstate(over="ignore"):
+        for lo, hi in library.code:
+            for start in range(lo, hi - 7, _ANCHOR_CHUNK):
+                hashes = _anchor_hashes(library.image, start, min(_ANCHOR_CHUNK, hi - 7 - start))
+                at = _anchored(hashes)
+                out.append((at + start, _anchor_keys(hashes[at])))
+    return out
+
+
+def _runtime_libraries(known_files: set) -> list[str]:
+    """The shared objects this interpreter runs on that are no installed package's (libpython, libc,
+    libstdc++...), and the copies of them that packages bundle (_RUNTIME)."""
+    paths = {m.path for m in read_maps(os.getpid()) if m.executable and m.path.startswith("/")
+             and m.file not in known_files and not m.path.endswith(" (deleted)")}  # fmt: skip
+    for root in _package_roots():
+        for dirpath, _dirs, files in os.walk(root):
+            paths.update(os.path.join(dirpath, name) for name in files if ".so" in name and name.startswith(_RUNTIME))
+    return sorted(paths)
+
+
 class KnownLibraries:
     """Tells installed libraries' code by its bytes, wherever a mapped file of another name holds it."""
 
@@ -543,6 +676,13 @@ class KnownLibraries:
         self.by_file = {library.file: library for library in self.libraries}
         self.files = set(self.by_file)
         self.memo: dict[tuple, tuple[str, str] | None] = {}
+        common = []
+        for path in _runtime_libraries(self.files) if paths is None else []:
+            try:
+                common.append(_KnownLibrary(path))
+            except (OSError, ValueError, struct.error):
+                continue
+        self.anchors = _Anchors([library if _computes(library.path) else None for library in self.libraries], common)
 
     def installed(self, mapping: Mapping) -> bool:
         """Whether a mapping is of an installed library's own file (by device and inode: a name proves
@@ -568,6 +708,10 @@ class KnownLibraries:
     def _identify(self, window: bytes, ip_index: int, file_offset: int, mapping_offset: int,
                   at_address: tuple[tuple[str, int], ...]) -> tuple[str, str] | None:  # fmt: skip
         data = np.frombuffer(window, dtype=np.uint8)
+        # the places below are matched on WINDOW_BYTES around the instruction pointer; the anchors are
+        # looked for in all of ``window``
+        first = max(0, ip_index - WINDOW_BYTES // 2)
+        near, near_index = data[first : ip_index + WINDOW_BYTES // 2], ip_index - first
         for library in self.libraries:
             places = {file_offset}  # a copy with the same layout
             for segment in library.segments:
@@ -576,8 +720,13 @@ class KnownLibraries:
             # remapped over the original's own address
             places.update(offset for name, offset in at_address if name == library.name)
             for offset in sorted(places):
-                if library.is_code(offset) and library.agrees(data, ip_index, offset):
+                if library.is_code(offset) and library.agrees(near, near_index, offset):
                     return library.label, library.function_at(offset)
+        for owner, start in self.anchors.starts_of(data):
+            library, offset = self.libraries[owner], start + ip_index
+            if library.is_code(offset) and library.agrees(near, near_index, offset) and library.agrees(data, ip_index,
+                                                                                                       offset):  # fmt: skip
+                return library.label, library.function_at(offset)
         return None
 
     MAX_BASES = 16  # per library: more mappings of one library than a loader makes are decoys
@@ -611,11 +760,22 @@ UNREADABLE = "[unreadable]"
 # A sample at an address no executable mapping of the process covers when the host reads its map
 # after the block: the code that ran there was unmapped (or made unexecutable) since.
 UNMAPPED = "[unmapped]"
-# A sample at an address where executable memory was mapped after it ran: the map the host reads after
-# the block shows what came later, not what ran.
+# A sample at an address where memory was mapped, or its protection changed, after it ran: the map the
+# host reads after the block shows what came later, not what ran.
 REMAPPED = "[remapped]"
+# A sample in a file's code whose bytes, when it ran, the host cannot vouch for: pages that could be
+# written (a writable mapping, or one the process made writable while sampled; a file mapped shared
+# and writable anywhere in the runner; pages copied on write), a file written or replaced since the
+# sampling began (a private mapping shows the file's new bytes), a deleted file (still writable
+# through a descriptor), or an address whose mapping changed with no record of it (mremap moves pages
+# without one). The host reads the bytes after the block: only code that cannot have changed since it
+# ran is named by them.
+UNVERIFIED = "[unverified code]"
 # The kernel's own code mapped into every process (clock_gettime and friends).
 _KERNEL_CODE = ("[vdso]", "[vsyscall]")
+# A file's ctime comes from the kernel's coarse clock, up to a tick behind the write: a file changed this
+# little before the sampling began may have been changed after it.
+CTIME_SLACK_NS = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -626,25 +786,43 @@ class Mapping:
     path: str  # '' for anonymous memory
     file: tuple[int, int] = (0, 0)  # (device, inode) of the mapped file
     executable: bool = True
+    writable: bool = False
+    shared: bool = False
+    copied: bool = False  # holds pages written since they were mapped: not the file's bytes (smaps)
+
+    def code_at(self, ip: int) -> tuple[tuple[int, int], int] | None:
+        """What ``ip`` runs as far as a map tells: (file, offset in it); None in anonymous memory."""
+        return None if self.file == (0, 0) else (self.file, ip - self.start + self.offset)
 
 
-def read_maps(pid: int) -> list[Mapping]:
-    """The mappings of a process, by start address ([] when it is gone or unreadable)."""
+def read_maps(pid: int, copied: bool = False) -> list[Mapping]:
+    """The mappings of a process, by start address ([] when it is gone or unreadable); with ``copied``,
+    read from smaps, which also tells the mappings that hold pages copied on write."""
     out = []
     try:
-        with open(f"/proc/{pid}/maps") as f:
+        with open(f"/proc/{pid}/{'smaps' if copied else 'maps'}") as f:
             for line in f:
                 fields = line.split(None, 5)
+                if fields and fields[0].endswith(":"):  # smaps: a line about the mapping above
+                    if fields[0] == "Anonymous:" and out and len(fields) > 1 and fields[1] != "0":
+                        out[-1] = dataclasses.replace(out[-1], copied=True)
+                    continue
                 if len(fields) < 5:
                     continue
                 lo, hi = (int(x, 16) for x in fields[0].split("-"))
                 path = fields[5].strip() if len(fields) > 5 else ""
                 major, minor = (int(x, 16) for x in fields[3].split(":"))
+                perms = fields[1]
                 out.append(Mapping(lo, hi, int(fields[2], 16), path, (os.makedev(major, minor), int(fields[4])),
-                                   "x" in fields[1]))  # fmt: skip
+                                   "x" in perms, "w" in perms, perms.endswith("s")))  # fmt: skip
     except OSError:
         return []
     return sorted(out, key=lambda m: m.start)
+
+
+def _covering(maps: list[Mapping], starts: list[int], ip: int) -> Mapping | None:
+    i = bisect.bisect_right(starts, ip) - 1
+    return maps[i] if i >= 0 and ip < maps[i].end else None
 
 
 def load_bases_of(pids: list[int]) -> dict[int, dict[str, set[int]]]:
@@ -655,11 +833,46 @@ def load_bases_of(pids: list[int]) -> dict[int, dict[str, set[int]]]:
     return {pid: known.load_bases(read_maps(pid)) for pid in pids}
 
 
+class _MappingsMade:
+    """One process's mappings made while sampled (MappingMade), found by address."""
+
+    BUCKET_SHIFT = 21  # 2 MiB
+    MAX_BUCKETS = 64  # a wider mapping is kept aside and looked at for every address
+
+    def __init__(self, made: list[MappingMade]) -> None:
+        self.buckets: dict[int, list[MappingMade]] = {}
+        self.wide: list[MappingMade] = []
+        for m in made:  # in time order, and so is every list
+            lo, hi = m.start >> self.BUCKET_SHIFT, (m.end - 1) >> self.BUCKET_SHIFT
+            if hi - lo >= self.MAX_BUCKETS:
+                self.wide.append(m)
+            else:
+                for bucket in range(lo, hi + 1):
+                    self.buckets.setdefault(bucket, []).append(m)
+
+    def over(self, ip: int) -> list[MappingMade]:
+        """Those over ``ip``, in time order."""
+        found = [m for m in self.buckets.get(ip >> self.BUCKET_SHIFT, ()) if m.start <= ip < m.end]
+        wide = [m for m in self.wide if m.start <= ip < m.end]
+        return sorted(found + wide, key=lambda m: m.time_ns) if wide else found
+
+
+def _as_mapping(m: MappingMade) -> Mapping:
+    path = "" if m.path == "//anon" else m.path
+    return Mapping(m.start, m.end, m.offset, path, m.file, m.executable, m.writable, m.shared)
+
+
 class FunctionNames:
-    """Instruction pointers of the processes of one runner to (shared object, function)."""
+    """Instruction pointers of the processes of one runner to (shared object, function).
+
+    Sampled (:meth:`note_before` when the sampling begins, :meth:`note_mapped` and :meth:`refresh`
+    after each block), an instruction pointer is named by the bytes the host reads after the block
+    only where those are the bytes that ran: the process's mapping over it, the one it had when the
+    sampling began or the last one the kernel recorded it making before the sample, still in place,
+    of a file nothing could have written since (UNVERIFIED, REMAPPED)."""
 
     def __init__(self, first_bases: dict[int, dict[str, set[int]]] | None = None) -> None:
-        self.maps: dict[int, list[Mapping]] = {}
+        self.maps: dict[int, list[Mapping]] = {}  # per process, its executable mappings after the block
         self.starts: dict[int, list[int]] = {}
         self.load_bases: dict[int, dict[str, set[int]]] = {}  # per process, known libraries loaded by name
         # load_bases_of, before the candidate's code ran, for every process of the runner's: one it forked
@@ -668,20 +881,44 @@ class FunctionNames:
         for bases in (first_bases or {}).values():
             for name, places in bases.items():
                 self.first_bases.setdefault(name, set()).update(places)
-        self.mapped: dict[int, list[MappedCode]] = {}  # per process, executable mappings made while sampled
-        self.memo: dict[tuple[int, int], tuple[str, str]] = {}
+        self.before: dict[int, list[Mapping]] = {}  # per process, every mapping when the sampling began
+        self.before_starts: dict[int, list[int]] = {}
+        self.since_ns: int | None = None  # CLOCK_REALTIME then, as files' ctimes are
+        self.made: dict[int, _MappingsMade] = {}  # per process, mappings made while sampled
+        # (device, inode) -> file offset ranges mapped shared and writable by some process of the runner
+        self.shared_writes: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self.stats: dict[tuple[int, str], os.stat_result | None] = {}
+        self.memo: dict[tuple, tuple[str, str]] = {}
 
-    def note_mapped(self, mapped: list[MappedCode]) -> None:
-        """The executable mappings the sampler saw made (Sampler.mapped, in time order), all of them."""
-        self.mapped = {}
+    def note_before(self, pids: list[int]) -> None:
+        """The memory maps as the sampling begins (the runner stopped meanwhile): what each address held
+        then. From here on each change the kernel records is followed (note_mapped)."""
+        self.since_ns = time.time_ns()
+        for pid in pids:
+            maps = read_maps(pid, copied=True)
+            self.before[pid], self.before_starts[pid] = maps, [m.start for m in maps]
+            self._note_shared_writes(maps)
+
+    def _note_shared_writes(self, maps) -> None:
+        for m in maps:
+            if m.shared and m.writable and m.file != (0, 0):
+                self.shared_writes.setdefault(m.file, []).append((m.offset, m.offset + m.end - m.start))
+
+    def note_mapped(self, mapped: list[MappingMade]) -> None:
+        """The mappings the sampler saw made (Sampler.mapped, in time order), all of them."""
+        by_pid: dict[int, list[MappingMade]] = {}
         for m in mapped:
-            self.mapped.setdefault(m.pid, []).append(m)
+            by_pid.setdefault(m.pid, []).append(m)
+        self.made = {pid: _MappingsMade(made) for pid, made in by_pid.items()}
+        self._note_shared_writes(mapped)
+        self.memo.clear()
 
     def refresh(self, pids) -> None:
         """Re-read the memory maps (after a block: what it loaded is mapped by then)."""
         known = _known_libraries()
         for pid in pids:
-            every = read_maps(pid)
+            every = read_maps(pid, copied=self.since_ns is not None)
+            self._note_shared_writes(every)
             maps = [m for m in every if m.executable]
             if maps:
                 self.maps[pid], self.starts[pid] = maps, [m.start for m in maps]
@@ -692,49 +929,97 @@ class FunctionNames:
             else:  # gone, or made unreadable since: what it ran is not known (UNREADABLE), not its old map
                 self.maps.pop(pid, None)
                 self.starts.pop(pid, None)
+        self.stats.clear()
         self.memo.clear()
 
     def locate(self, pid: int, ip: int, time_ns: int | None = None) -> tuple[str, str]:
-        """What ran at ``ip`` in process ``pid`` (at ``time_ns``, when the sample's time is known: the
-        executable mappings made while it was sampled say what lay there then)."""
-        if time_ns is not None and pid in self.mapped:
-            recorded = self._recorded(pid, ip, time_ns)
-            if recorded is not None:
-                return recorded
-        key = (pid, ip)
+        """What ran at ``ip`` in process ``pid`` (at ``time_ns``, the sample's time, once the sampling
+        began: what the map after the block shows only where it is what ran then, see the class)."""
+        if time_ns is None or self.since_ns is None:
+            key: tuple = (pid, ip)
+            found = self.memo.get(key)
+            if found is None:
+                found = self.memo[key] = self._locate(pid, ip)
+            return found
+        made = self.made[pid].over(ip) if pid in self.made else []
+        if made and made[-1].time_ns > time_ns:
+            return REMAPPED, ""
+        key = (pid, ip, made[-1].time_ns if made else -1)
         found = self.memo.get(key)
         if found is None:
-            found = self.memo[key] = self._locate(pid, ip)
+            found = self.memo[key] = self._verified(pid, ip, made)
         return found
 
-    def _recorded(self, pid: int, ip: int, time_ns: int) -> tuple[str, str] | None:
-        """By the mappings made while sampled: the last one over ``ip`` made before the sample names it;
-        one made only after it means the map read after the block no longer shows what ran (REMAPPED).
-        None where no mapping over ``ip`` was made: the map read after the block holds."""
-        before, after = None, False
-        for m in self.mapped[pid]:
-            if m.start <= ip < m.end:
-                if m.time_ns > time_ns:
-                    after = True
-                    break
-                before = m
-        if before is None:
-            return (REMAPPED, "") if after else None
-        key = (pid, ip, before.time_ns)
-        found = self.memo.get(key)
-        if found is None:
-            mapping = Mapping(before.start, before.end, before.offset, before.path, before.file)
-            found = self.memo[key] = self._name_in(pid, mapping, ip)
-        return found
+    def _verified(self, pid: int, ip: int, made: list[MappingMade]) -> tuple[str, str]:
+        now = self._mapping_at(pid, ip)
+        if now is None:
+            return self._locate(pid, ip)  # unreadable or unmapped
+        code = now.code_at(ip)
+        was = _as_mapping(made[-1]) if made else self._before_at(pid, ip, code)
+        if was is None or not was.executable or was.code_at(ip) != code:
+            return UNVERIFIED, ""  # what ran there changed with no record of it
+        if code is not None and self._may_have_changed(pid, ip, now, code):
+            return UNVERIFIED, ""
+        return self._name_in(pid, now, ip)
+
+    def _before_at(self, pid: int, ip: int, code) -> Mapping | None:
+        """The mapping over ``ip`` when the sampling began: the process's own, or for one started since
+        (forked, with its parent's mappings) any process's that held the same code there."""
+        if pid in self.before:
+            return _covering(self.before[pid], self.before_starts[pid], ip)
+        for other, maps in self.before.items():
+            m = _covering(maps, self.before_starts[other], ip)
+            if m is not None and m.code_at(ip) == code:
+                return m
+        return None
+
+    def _may_have_changed(self, pid: int, ip: int, now: Mapping, code: tuple[tuple[int, int], int]) -> bool:
+        """Whether the file's code at ``ip`` may hold other bytes now than when it ran (UNVERIFIED)."""
+        if now.writable or now.shared or now.copied:
+            return True
+        file, offset = code
+        if any(lo <= offset < hi for lo, hi in self.shared_writes.get(file, ())):
+            return True
+        # Its pages made writable, or written, in this process or (for one started since, which inherited
+        # them) in any: the same file at the same place, writable in a mapping made or in the first map
+        for other in [pid] if pid in self.before else list(self.before):
+            if other in self.made and any(m.writable and _as_mapping(m).code_at(ip) == code
+                                          for m in self.made[other].over(ip)):  # fmt: skip
+                return True
+            if other in self.before:
+                first = _covering(self.before[other], self.before_starts[other], ip)
+                if first is not None and first.code_at(ip) == code and (first.writable or first.copied):
+                    return True
+        return self._file_changed(pid, now)
+
+    def _file_changed(self, pid: int, now: Mapping) -> bool:
+        """Whether the mapped file was deleted, replaced or written since the sampling began."""
+        if now.path.endswith(" (deleted)") or not now.path.startswith("/"):
+            return True
+        key = (pid, now.path)
+        if key not in self.stats:
+            try:
+                self.stats[key] = os.stat(f"/proc/{pid}/root{now.path}")
+            except OSError:
+                self.stats[key] = None
+        st = self.stats[key]
+        if st is None:
+            return True
+        # another file at its path (where stat and the map speak of the same file system: an overlay
+        # gives its own numbers to the files it shows)
+        if st.st_dev == now.file[0] and st.st_ino != now.file[1]:
+            return True
+        return st.st_ctime_ns >= self.since_ns - CTIME_SLACK_NS
+
+    def _mapping_at(self, pid: int, ip: int) -> Mapping | None:
+        maps = self.maps.get(pid)
+        return _covering(maps, self.starts[pid], ip) if maps else None
 
     def _locate(self, pid: int, ip: int) -> tuple[str, str]:
-        maps = self.maps.get(pid)
-        if not maps:
+        if not self.maps.get(pid):
             return UNREADABLE, ""
-        i = bisect.bisect_right(self.starts[pid], ip) - 1
-        if i < 0 or ip >= maps[i].end:
-            return UNMAPPED, ""
-        return self._name_in(pid, maps[i], ip)
+        m = self._mapping_at(pid, ip)
+        return (UNMAPPED, "") if m is None else self._name_in(pid, m, ip)
 
     def _name_in(self, pid: int, m: Mapping, ip: int) -> tuple[str, str]:
         """(library, function) at ``ip`` in mapping ``m`` of process ``pid``."""
@@ -767,7 +1052,7 @@ class FunctionNames:
     def _known_code(self, pid: int, m: Mapping, path: str, ip: int, known: KnownLibraries) -> tuple[str, str] | None:
         """(library, function) when the code at ``ip`` is an installed library's (KnownLibraries), else None.
         The window stays within the mapping: beyond it lie other files' pages, at other offsets."""
-        lo, hi = max(m.start, ip - WINDOW_BYTES // 2), min(m.end, ip + WINDOW_BYTES // 2)
+        lo, hi = max(m.start, ip - ANCHOR_WINDOW // 2), min(m.end, ip + ANCHOR_WINDOW // 2)
         window = _read_memory(pid, lo, hi - lo) or _read_mapped_file(f"/proc/{pid}/root{path}", m.offset + lo - m.start,
                                                                      hi - lo)  # fmt: skip
         if len(window) != hi - lo:
@@ -836,7 +1121,7 @@ class Profiles:
         ``first_bases``: its libraries' load addresses read before its code ran (load_bases_of)."""
         sampler = self.samplers.setdefault(side, Sampler(self.period_ns))
         sampler.attach(pids)
-        self.names.setdefault(side, FunctionNames(first_bases))
+        self.names.setdefault(side, FunctionNames(first_bases)).note_before(pids)
         self.phases.setdefault(side, {"forward": Counter(), "around": Counter(), "calls": 0})
 
     def begin(self, side: str) -> None:
