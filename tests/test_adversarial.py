@@ -129,6 +129,10 @@ TASK_OF = {
     "cheat_pytorch_in_a_helper_with_hidden_code": REPO / "tasks" / "softmax_rows.py",
     "cheat_pytorch_in_a_helper_with_covered_code": REPO / "tasks" / "softmax_rows.py",
     "cheat_pillow_does_the_max": REPO / "tasks" / "maxpool2d.py",
+    "cheat_blas_copy_shifted_a_page": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_blas_copy_mapped_per_call": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_libtorch_pages_mapped_per_call": REPO / "tasks" / "softmax_rows.py",
+    "cheat_libtorch_pages_rewritten_in_their_file": REPO / "tasks" / "softmax_rows.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -328,7 +332,7 @@ def test_a_log_swapped_for_a_fifo_does_not_hang_the_host(isolate):
     assert verdict.duration_s < 30
 
 
-def test_the_seccomp_filter_refuses_local_sockets_io_uring_and_namespaces():
+def test_the_seccomp_filter_refuses_local_sockets_io_uring_namespaces_and_tracing():
     # A namespace of its own would hide a process from the host (red team, 2026-11-23: hogs in a
     # nested PID namespace and a new session ran on while the reference was timed). Threads, fork
     # and subprocesses must still work: clone3 fails with ENOSYS, and the C library falls back.
@@ -353,6 +357,17 @@ for flag in (0x20000000, 0x10000000, 0x40000000):  # CLONE_NEWPID, CLONE_NEWUSER
         os._exit(0)
     if pid > 0:
         os.waitpid(pid, 0)
+pid = os.fork()
+if pid == 0:
+    import time
+    time.sleep(5)
+    os._exit(0)
+# ptrace (PTRACE_ATTACH) and process_vm_writev: another process's code written where no mapping is made
+results.append("ptrace " + ("refused" if libc.ptrace(16, pid, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM else "attached"))
+results.append("writev " + ("refused" if libc.syscall(311 if os.uname().machine == "x86_64" else 271, pid, 0, 0, 0, 0, 0) == -1
+                            and ctypes.get_errno() == errno.EPERM else "open"))
+os.kill(pid, 9)
+os.waitpid(pid, 0)
 socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
 thread = threading.Thread(target=results.append, args=("thread",))
 thread.start()
@@ -363,6 +378,10 @@ print(" ".join(results))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["EPERM", "EPERM", "io_uring", "refused"] + ["unshare", "refused"] * 3 + [
+        "ptrace",
+        "refused",
+        "writev",
+        "refused",
         "thread",
         "child",
     ]
@@ -615,6 +634,12 @@ UNSEEN_BY_THE_CENSUS = {
     # round 7
     "cheat_numpy_behind_a_tiny_span": "numpy computes the softmax; each call's reported span is its last microsecond",
     "cheat_pillow_does_the_max": "Pillow's ImageMath takes the 2x2 maxima; the C++ 'kernel' copies them",
+    # round 9: what the host reads after the block is not what ran
+    "cheat_blas_copy_shifted_a_page": "a copy of OpenBLAS whose code lies a page further on in its file",
+    "cheat_blas_copy_mapped_per_call": "an OpenBLAS copy mapped in for each call, covered with data after it",
+    "cheat_libtorch_pages_mapped_per_call": "libtorch's softmax pages mapped in for each call, covered after it",
+    # round 10 (ours): the file of pages mapped once, written back before each call and zeroed after
+    "cheat_libtorch_pages_rewritten_in_their_file": "libtorch's softmax pages in a file rewritten around each call",
 }
 
 
@@ -640,7 +665,7 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             "torch.compile's generated code",
             "numpy or a BLAS",
             "a library installed on the machine",
-            "had other code mapped over it",
+            "had other memory mapped over it",
         )  # fmt: skip
     ), reason
 
@@ -736,26 +761,3 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
     on_gpu = isolation.device_nodes(gpu=True, dev=str(tmp_path))
     assert {"nvidia0", "nvidiactl", "nvidia-uvm", "dri"} <= set(on_gpu) and "kvm" not in on_gpu
     assert isolation.layout(str(tmp_path / "own"), [], {}, gpu=False)["gpu"] is False
-
-
-# Red team round 9 (2026-11-24), after the mmap records: each passed with the static check on and off,
-# own_share 1.0. Open (issue 11), kept here so that the next change is measured against them:
-# - cheat_blas_copy_shifted_a_page: a copy of OpenBLAS whose code starts one page earlier in its file
-#   and in memory, linked at build time: none of the page alignments the byte match tries lines up;
-# - cheat_blas_copy_mapped_per_call / cheat_libtorch_pages_mapped_per_call: code mapped in for each
-#   call and covered by a mapping that is not executable (which perf does not record) after it, so the
-#   bytes the host reads after the block are not the ones that ran.
-# The fix: the recorded mapping's own file bytes (its device and inode, as it was), data mappings
-# recorded too, and code made non-executable treated as unmapped.
-OPEN_CODE_IDENTITY_ATTACKS = {
-    "cheat_blas_copy_shifted_a_page": REPO / "tasks" / "gemm_bias_relu.py",
-    "cheat_blas_copy_mapped_per_call": REPO / "tasks" / "gemm_bias_relu.py",
-    "cheat_libtorch_pages_mapped_per_call": REPO / "tasks" / "softmax_rows.py",
-}
-
-
-@pytest.mark.xfail(reason="open (issue 11): red team round 9's code-identity attacks", strict=False)
-@pytest.mark.parametrize("name", sorted(OPEN_CODE_IDENTITY_ATTACKS))
-def test_code_identity_attacks_of_round_9(name):
-    verdict = cpu_eval(name, task=OPEN_CODE_IDENTITY_ATTACKS[name], static_checks=False)
-    assert verdict.status != "passed", verdict.reasons

@@ -508,8 +508,12 @@ _NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220
 # Refused outright: io_uring (its IORING_OP_SOCKET makes sockets the socket(2) rule never sees),
 # userfaultfd and bpf (kernel attack surface no kernel candidate needs), unshare and setns (a
 # namespace of its own would hide a process from the host, which finds the candidate's processes
-# by their PID namespace: see host.runner_processes).
-_REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308), "aarch64": (425, 426, 427, 282, 280, 97, 268)}
+# by their PID namespace: see host.runner_processes), ptrace and process_vm_writev (they write into
+# another process's code where no mapping is made: code the host names by the bytes it reads after a
+# timed block must not change unseen, see cpu_samples.UNVERIFIED; /proc/PID/mem, the other way, is on a
+# read-only /proc here).
+_REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311),
+            "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271)}  # fmt: skip
 _AF_UNIX, _AF_VSOCK = 1, 40
 # clone(2) flags that make a new namespace: CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC,
 # NEWUSER, NEWPID and NEWNET.
@@ -550,7 +554,8 @@ def filter_system_calls() -> None:
     * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and clone3,
       whose flags a filter cannot read, fails with ENOSYS, so that the C library falls back to
       clone;
-    * io_uring, userfaultfd, bpf and any system call of another ABI (x32, i386) fail with EPERM.
+    * io_uring, userfaultfd, bpf, ptrace, process_vm_writev and any system call of another ABI (x32,
+      i386) fail with EPERM.
     """
     import platform
 

@@ -1,4 +1,4 @@
-"""Open attack (red team round 9, 2026-11-24; passed static on and off, own_share 1.0): see the test that uses it."""
+"""Cheat (red team round 9, 2026-11-24; passed with the static check on and off): see UNSEEN_BY_THE_CENSUS."""
 
 import glob
 import os
