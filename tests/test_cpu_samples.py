@@ -628,3 +628,20 @@ def test_code_is_named_by_what_the_host_reads_only_where_that_is_what_ran(tmp_pa
     # without a time (a map read by itself): the map alone names it
     after_the_block(code)
     assert names.locate(pid, ip) == named
+
+
+def test_only_mappings_made_over_code_are_followed():
+    # PyTorch maps and unmaps its large tensors every call: those records bear on no sample, and a
+    # runner's thousands of them must not slow the naming of every sample (nor count as code coming and going)
+    def made(when, start, end, prot):
+        return cpu_samples.MappingMade(when, 1, start, end, 0, (0, 0), "//anon", prot)
+
+    before = {1: [cpu_samples.Mapping(0x10000, 0x20000, 0, "/lib/libx.so", (1, 2)),
+                  cpu_samples.Mapping(0x20000, 0x30000, 0, "/lib/libx.so", (1, 2), executable=False)]}  # fmt: skip
+    tensors = [made(t, 0x100000, 0x200000, mmap.PROT_READ | mmap.PROT_WRITE) for t in range(1000)]
+    jit = made(2000, 0x300000, 0x301000, mmap.PROT_READ | mmap.PROT_EXEC)
+    over_jit = made(2001, 0x300800, 0x302000, mmap.PROT_READ)
+    over_code = made(2002, 0x1F000, 0x21000, mmap.PROT_READ | mmap.PROT_WRITE)
+    beside = made(2003, 0x20000, 0x21000, mmap.PROT_READ | mmap.PROT_WRITE)  # the data segment's page only
+    kept = cpu_samples._overlapping_code([*tensors, jit, over_jit, over_code, beside], before)
+    assert kept == [jit, over_jit, over_code]

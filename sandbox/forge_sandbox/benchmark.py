@@ -221,13 +221,14 @@ class Benchmark:
                 "or deleted) before the host read it: CPU time the host cannot attribute is not allowed",
                 stage="benchmark",
             )
-        sampler = self.profiles.samplers[CANDIDATE]
-        if sampler.code_mappings > MAX_CODE_MAPPINGS or sampler.mapped_beyond:
+        if self.profiles.too_many_mappings(CANDIDATE):
+            sampler = self.profiles.samplers[CANDIDATE]
             raise Stop(
                 REJECTED,
-                f"while timed: the candidate mapped executable memory {sampler.code_mappings} times (at most "
-                f"{MAX_CODE_MAPPINGS}) and memory of any kind {len(sampler.mapped) + sampler.mapped_beyond} times "
-                f"(at most {cpu_samples.MAX_MAPPINGS_KEPT}): code that comes and goes cannot be attributed",
+                f"while timed: the candidate mapped memory over code {len(self.profiles.names[CANDIDATE].over_code)} "
+                f"times (at most {cpu_samples.MAX_CODE_MAPPINGS}) and memory of any kind "
+                f"{len(sampler.mapped) + sampler.mapped_beyond} times (at most {cpu_samples.MAX_MAPPINGS_KEPT}): code "
+                "that comes and goes cannot be attributed",
                 stage="benchmark",
             )
         kinds = {op_census.kind(name) for name in self.reference_ops}
@@ -529,11 +530,6 @@ def iqr(values: list) -> float | None:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-# Executable mappings a candidate's processes may make while sampled (JIT compilers make a few):
-# each is kept and searched for every sample of its process.
-MAX_CODE_MAPPINGS = 4096
 
 
 def _samples_in(profile: dict, library: str) -> int:

@@ -50,6 +50,10 @@ RING_PAGES = 64  # per CPU and runner: 8192 samples, some 40 calls' worth; drain
 # Mappings kept per runner (some 150 bytes each): PyTorch maps and unmaps each large tensor it allocates, a
 # few per call; a runner that maps more while timed is not followed further (Sampler.mapped_beyond).
 MAX_MAPPINGS_KEPT = 1 << 18
+# Mappings made over code (executable, or over memory that is) per runner while timed: beyond these, code
+# that comes and goes cannot be followed (an honest runner makes next to none: oneDNN's kernels are made
+# while warming up), and its samples are not named at all (the verdict rejects it).
+MAX_CODE_MAPPINGS = 4096
 
 _SYSCALL_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
 _PERF_TYPE_SOFTWARE, _PERF_COUNT_SW_TASK_CLOCK = 1, 1
@@ -249,11 +253,6 @@ class Sampler:
         self.mapped += sorted(mapped, key=lambda m: m.time_ns)[:room]
         self.mapped_beyond += max(0, len(mapped) - room)
         return samples
-
-    @property
-    def code_mappings(self) -> int:
-        """Executable mappings made (or memory made executable) since attaching."""
-        return sum(m.executable for m in self.mapped)
 
     def close(self) -> None:
         for ring in self.rings.values():
@@ -842,6 +841,7 @@ class _MappingsMade:
     def __init__(self, made: list[MappingMade]) -> None:
         self.buckets: dict[int, list[MappingMade]] = {}
         self.wide: list[MappingMade] = []
+        self.memo: dict[int, list[MappingMade]] = {}
         for m in made:  # in time order, and so is every list
             lo, hi = m.start >> self.BUCKET_SHIFT, (m.end - 1) >> self.BUCKET_SHIFT
             if hi - lo >= self.MAX_BUCKETS:
@@ -852,9 +852,32 @@ class _MappingsMade:
 
     def over(self, ip: int) -> list[MappingMade]:
         """Those over ``ip``, in time order."""
-        found = [m for m in self.buckets.get(ip >> self.BUCKET_SHIFT, ()) if m.start <= ip < m.end]
-        wide = [m for m in self.wide if m.start <= ip < m.end]
-        return sorted(found + wide, key=lambda m: m.time_ns) if wide else found
+        found = self.memo.get(ip)
+        if found is None:
+            found = [m for m in self.buckets.get(ip >> self.BUCKET_SHIFT, ()) if m.start <= ip < m.end]
+            wide = [m for m in self.wide if m.start <= ip < m.end]
+            found = self.memo[ip] = sorted(found + wide, key=lambda m: m.time_ns) if wide else found
+        return found
+
+
+def _overlapping_code(made: list[MappingMade], before: dict[int, list[Mapping]]) -> list[MappingMade]:
+    """The mappings made over code: executable ones, and any other over memory that was executable when
+    the sampling began or was made so since (the rest, PyTorch's tensors, cannot bear on a sample)."""
+    code = sorted([(m.start, m.end) for maps in before.values() for m in maps if m.executable]
+                  + [(m.start, m.end) for m in made if m.executable])  # fmt: skip
+    merged: list[list[int]] = []
+    for lo, hi in code:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    starts = [lo for lo, _ in merged]
+
+    def over_code(m: MappingMade) -> bool:
+        i = bisect.bisect_right(starts, m.end - 1) - 1  # the last range starting before its end
+        return i >= 0 and merged[i][1] > m.start
+
+    return [m for m in made if m.executable or over_code(m)]
 
 
 def _as_mapping(m: MappingMade) -> Mapping:
@@ -884,7 +907,8 @@ class FunctionNames:
         self.before: dict[int, list[Mapping]] = {}  # per process, every mapping when the sampling began
         self.before_starts: dict[int, list[int]] = {}
         self.since_ns: int | None = None  # CLOCK_REALTIME then, as files' ctimes are
-        self.made: dict[int, _MappingsMade] = {}  # per process, mappings made while sampled
+        self.made: dict[int, _MappingsMade] = {}  # per process, mappings made over code while sampled
+        self.over_code: list[MappingMade] = []  # all of them (_overlapping_code)
         # (device, inode) -> file offset ranges mapped shared and writable by some process of the runner
         self.shared_writes: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.stats: dict[tuple[int, str], os.stat_result | None] = {}
@@ -907,7 +931,8 @@ class FunctionNames:
     def note_mapped(self, mapped: list[MappingMade]) -> None:
         """The mappings the sampler saw made (Sampler.mapped, in time order), all of them."""
         by_pid: dict[int, list[MappingMade]] = {}
-        for m in mapped:
+        self.over_code = _overlapping_code(mapped, self.before)
+        for m in self.over_code:
             by_pid.setdefault(m.pid, []).append(m)
         self.made = {pid: _MappingsMade(made) for pid, made in by_pid.items()}
         self._note_shared_writes(mapped)
@@ -1147,6 +1172,8 @@ class Profiles:
         names = self.names[side]
         names.refresh(pids)
         names.note_mapped(self.samplers[side].mapped)
+        if self.too_many_mappings(side):
+            return
         starts = [s for s, _ in spans]
         phases = self.phases[side]
         phases["calls"] += len(spans)
@@ -1171,6 +1198,13 @@ class Profiles:
             if 0 <= census_at < len(calls):
                 phases.setdefault("censused", []).append(len(phases.get("host_calls", [])) + census_at)
             phases.setdefault("host_calls", []).extend(calls)
+
+    def too_many_mappings(self, side: str) -> bool:
+        """Whether the side made more mappings over code than can be followed, or more of any kind than
+        were kept (MAX_CODE_MAPPINGS, MAX_MAPPINGS_KEPT)."""
+        if side not in self.samplers:
+            return False
+        return len(self.names[side].over_code) > MAX_CODE_MAPPINGS or self.samplers[side].mapped_beyond > 0
 
     def close(self) -> None:
         for sampler in self.samplers.values():
