@@ -190,7 +190,7 @@ class _Pipeline:
             if why_not != "turned off":
                 self.verdict.warnings.append(f"the candidate ran without namespace isolation: {why_not}")
             return
-        probe = sides.ask_cand({"op": "hello", "probe": True}, stage="compile")
+        probe = sides.hello_candidate()
         env["files"] = str(probe.get("files"))
         if not env["files"].startswith("read-only"):
             self.verdict.warnings.append(f"the candidate's file system was not locked down: {env['files']}")

@@ -523,8 +523,8 @@ class ResourceWatch:
 
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
-            pids = self.runner.processes()
-            used, tasks = max(resident_bytes(pids), self.charged()), count_tasks(pids)
+            resident, tasks = resident_and_tasks(self.runner.processes())
+            used = max(resident, self.charged())
             if used > self.limit:
                 held = f"held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB allowed"
             elif tasks > self.max_tasks:
@@ -540,28 +540,21 @@ class ResourceWatch:
         self._thread.join(timeout=5)
 
 
-def count_tasks(pids: list[int]) -> int:
-    """The threads of the processes, all together (a process is one thread or more)."""
-    total = 0
-    for pid in pids:
-        try:
-            total += int(_stat_fields(pid)[17])  # field 20: num_threads
-        except (OSError, ValueError, IndexError):
-            continue  # gone
-    return total
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
 
-def resident_bytes(pids: list[int]) -> int:
-    """Memory the processes keep resident (their RSS, summed), read from /proc."""
-    total = 0
-    page = os.sysconf("SC_PAGE_SIZE")
+def resident_and_tasks(pids: list[int]) -> tuple[int, int]:
+    """The memory the processes keep resident (their RSS, summed) and their threads, all together (a
+    process is one thread or more), from one read of each one's /proc stat."""
+    resident = tasks = 0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * page
+            fields = _stat_fields(pid)
+            tasks += int(fields[17])  # field 20: num_threads
+            resident += int(fields[21]) * _PAGE_SIZE  # field 24: rss, in pages
         except (OSError, ValueError, IndexError):
             continue  # gone
-    return total
+    return resident, tasks
 
 
 def default_memory_limit() -> int:

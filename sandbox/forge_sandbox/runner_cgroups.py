@@ -95,7 +95,14 @@ class RunnerGroup:
             return []
 
     def close(self) -> None:
-        """Kill what is left in the group and remove it (a group with tasks cannot be removed)."""
+        """Kill what is left in the group and remove it (a group with tasks cannot be removed). Where the
+        kernel has cgroup.kill (v2, Linux 5.14), it kills them all at once, a fork on the way included;
+        otherwise one by one until none is left."""
+        try:
+            with open(os.path.join(self.path, "cgroup.kill"), "w") as f:
+                f.write("1")
+        except OSError:
+            pass
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
             left = self.tasks()

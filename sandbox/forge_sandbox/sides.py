@@ -72,6 +72,7 @@ class Sides:
         self.resource_watches: list[ResourceWatch] = []
         self.groups: dict[str, runner_cgroups.RunnerGroup] = {}  # the candidate's, by controller (limit_candidate)
         self.first_bases: dict[int, dict[str, set[int]]] = {}  # read_library_bases
+        self.cand_hello: dict | None = None  # hello_candidate
         self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
         # The runner loads this copy: exactly the source the host checked.
         source_dir = os.path.join(workdir, "source")
@@ -117,6 +118,7 @@ class Sides:
         self.cand.close()
         self.runners.remove(self.cand)
         self.cand = self._start_candidate(isolate=False)
+        self.cand_hello = None  # the new runner has not said hello
 
     def _keep(self, runner: RunnerProcess) -> RunnerProcess:
         self.runners.append(runner)
@@ -158,8 +160,15 @@ class Sides:
         """Where the candidate runner's installed libraries are loaded, read before any of its code runs
         (cpu_samples.load_bases_of), for the host's naming of its CPU samples. Its answer to "hello"
         says it has imported what it imports before a candidate (torch, numpy and their libraries)."""
-        self.ask_cand({"op": "hello"}, stage="compile")
+        self.hello_candidate()
         self.first_bases = cpu_samples.load_bases_of(self.cand.processes())
+
+    def hello_candidate(self) -> dict:
+        """The candidate runner's answer to "hello" (how its files are restricted, whether CUDA works
+        there), asked once: it comes before any of the candidate's code."""
+        if self.cand_hello is None:
+            self.cand_hello = self.ask_cand({"op": "hello"}, stage="compile")
+        return self.cand_hello
 
     def bounds_reached(self) -> str:
         """What a failure's reason adds when the candidate reached a bound its groups keep: the kernel
