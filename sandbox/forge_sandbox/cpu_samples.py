@@ -1006,8 +1006,9 @@ class FunctionNames:
         if any(lo <= offset < hi for lo, hi in self.shared_writes.get(file, ())):
             return True
         # Its pages made writable, or written, in this process or (for one started since, which inherited
-        # them) in any: the same file at the same place, writable in a mapping made or in the first map
-        for other in [pid] if pid in self.before else list(self.before):
+        # them from one of the others) in any: the same file at the same place, writable in a mapping made
+        # or in the first map
+        for other in [pid] if pid in self.before else sorted({pid, *self.before, *self.made}):
             if other in self.made and any(m.writable and _as_mapping(m).code_at(ip) == code
                                           for m in self.made[other].over(ip)):  # fmt: skip
                 return True
