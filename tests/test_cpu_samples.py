@@ -645,3 +645,33 @@ def test_only_mappings_made_over_code_are_followed():
     beside = made(2003, 0x20000, 0x21000, mmap.PROT_READ | mmap.PROT_WRITE)  # the data segment's page only
     kept = cpu_samples._overlapping_code([*tensors, jit, over_jit, over_code, beside], before)
     assert kept == [jit, over_jit, over_code]
+
+
+def test_a_file_claiming_a_huge_symbol_table_costs_the_host_little(tmp_path):
+    # Red team round 10: copies of an extension whose section headers claim a 512 MiB symbol table in a
+    # sparse tail made the host read each one whole (0.8 GB and ~3 s apiece). A file not installed gets
+    # at most MAX_CANDIDATE_SYMBOL_BYTES read, and all of a runner's together SYMBOL_BYTES_PER_RUNNER.
+    library = _openblas()
+    data = bytearray(library.image)
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    tail = (len(data) + 4095) // 4096 * 4096
+
+    def claiming(name: str, size: int) -> Path:
+        copy = bytearray(data)
+        for i in range(shnum):
+            at = shoff + i * shentsize
+            if struct.unpack_from("<I", copy, at + 4)[0] in (2, 11):  # SHT_SYMTAB, SHT_DYNSYM
+                struct.pack_into("<QQ", copy, at + 24, tail, size)
+        path = tmp_path / name
+        path.write_bytes(copy)
+        os.truncate(path, tail + size)  # sparse: free to the candidate
+        return path
+
+    names = cpu_samples.FunctionNames()
+    huge = claiming("libhuge.so", 512 * 2**20)
+    assert names._symbols(os.getpid(), str(huge), installed=False).symbol_bytes == 0  # refused, not read
+    assert names.symbol_bytes_left == cpu_samples.SYMBOL_BYTES_PER_RUNNER
+    read = [names._symbols(os.getpid(), str(claiming(f"lib{i}.so", 60 * 2**20)), installed=False) for i in range(6)]
+    assert [elf.symbol_bytes for elf in read] == [60 * 2**20] * 4 + [0, 0]  # the runner's budget, then no more
+    assert names.symbol_bytes_left == cpu_samples.SYMBOL_BYTES_PER_RUNNER - 4 * 60 * 2**20

@@ -269,13 +269,15 @@ class Sampler:
 class _ElfFunctions:
     """The function symbols of one ELF file, by address, and its loadable segments."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, max_symbol_bytes: int = 0) -> None:
         self.starts = np.zeros(0, dtype=np.uint64)
         self.ends = np.zeros(0, dtype=np.uint64)
         self.name_offsets = np.zeros(0, dtype=np.uint32)
         self.segments: list[tuple[int, int, int]] = []  # (file offset, file size, virtual address)
         self.path = path
         self.strtab: tuple[int, int] = (0, 0)
+        self.max_symbol_bytes = max_symbol_bytes or MAX_SYMBOL_BYTES
+        self.symbol_bytes = 0  # read from the file
         try:
             with _open_mapped_file(path) as f:
                 self._parse(f)
@@ -304,12 +306,17 @@ class _ElfFunctions:
             return
         strtab = headers[chosen[6]]
         self.strtab = (strtab[4], strtab[5])
-        if chosen[5] > MAX_SYMBOL_BYTES:
-            raise ValueError("a symbol table too large to be a real one")
-        symbols = np.fromfile(f, dtype=np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"),
-                                                  ("shndx", "<u2"), ("value", "<u8"), ("size", "<u8")]),
-                              count=chosen[5] // 24, offset=chosen[4] - f.tell())  # fmt: skip
-        functions = symbols[((symbols["info"] & 0xF) == 2) & (symbols["value"] != 0)]
+        if chosen[5] > self.max_symbol_bytes:
+            raise ValueError("a symbol table larger than allowed")
+        self.symbol_bytes = chosen[5]
+        kept = []  # a chunk at a time: what the file claims is not held in memory at once
+        f.seek(chosen[4])
+        for _ in range(0, chosen[5] // 24, _SYMBOLS_PER_READ):
+            symbols = np.fromfile(f, dtype=_SYMBOL, count=min(_SYMBOLS_PER_READ, chosen[5] // 24 - len(kept)))
+            if not len(symbols):
+                break
+            kept.append(symbols[((symbols["info"] & 0xF) == 2) & (symbols["value"] != 0)])
+        functions = np.concatenate(kept) if kept else np.zeros(0, dtype=_SYMBOL)
         order = np.argsort(functions["value"], kind="stable")
         functions = functions[order]
         self.starts = functions["value"]
@@ -337,6 +344,14 @@ class _ElfFunctions:
 
 
 MAX_SYMBOL_BYTES = 512 * 2**20  # libtorch_cpu's is ~30 MB
+# A file of the candidate's may claim any symbol table (a sparse file costs it nothing): the host reads at
+# most this much of one, and of all of them together per runner (FunctionNames), beyond which samples keep
+# the file's name only. Its own extension's is a few kB.
+MAX_CANDIDATE_SYMBOL_BYTES = 64 * 2**20
+SYMBOL_BYTES_PER_RUNNER = 256 * 2**20
+_SYMBOL = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
+                    ("size", "<u8")])  # fmt: skip
+_SYMBOLS_PER_READ = 1 << 20
 
 
 def _open_mapped_file(path: str):
@@ -349,16 +364,19 @@ def _open_mapped_file(path: str):
 
 
 _ELF_CACHE: dict[tuple, _ElfFunctions] = {}
+_ELF_CACHE_ENTRIES = 1024  # the oldest goes first: every evaluation's candidate files come and go
 
 
-def _elf(path: str) -> _ElfFunctions | None:
+def _elf(path: str, max_symbol_bytes: int = 0) -> _ElfFunctions | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    key = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+    key = (path, st.st_ino, st.st_size, st.st_mtime_ns, max_symbol_bytes)
     if key not in _ELF_CACHE:
-        _ELF_CACHE[key] = _ElfFunctions(path)
+        if len(_ELF_CACHE) >= _ELF_CACHE_ENTRIES:
+            del _ELF_CACHE[next(iter(_ELF_CACHE))]
+        _ELF_CACHE[key] = _ElfFunctions(path, max_symbol_bytes)
     return _ELF_CACHE[key]
 
 
@@ -912,6 +930,8 @@ class FunctionNames:
         # (device, inode) -> file offset ranges mapped shared and writable by some process of the runner
         self.shared_writes: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.stats: dict[tuple[int, str], os.stat_result | None] = {}
+        self.symbol_bytes_left = SYMBOL_BYTES_PER_RUNNER  # of files not installed (_symbols)
+        self.symbols_read: set[int] = set()
         self.memo: dict[tuple, tuple[str, str]] = {}
 
     def note_before(self, pids: list[int]) -> None:
@@ -1068,12 +1088,21 @@ class FunctionNames:
             if library in known.by_name:
                 library = f"{library} (a file other than the installed one)"
         library = installed_label(library, path)
-        # The file as the process sees it: an isolated candidate's /tmp is a tmpfs of its own.
-        elf = _elf(f"/proc/{pid}/root{path}") or _elf(path)
+        elf = self._symbols(pid, path, known.installed(m))
         if elf is None:
             return library, ""
         vaddr = elf.virtual_address(ip - m.start + m.offset)
         return library, elf.function_at(vaddr) if vaddr is not None else ""
+
+    def _symbols(self, pid: int, path: str, installed: bool) -> _ElfFunctions | None:
+        """The file's function symbols, as the process sees it (an isolated candidate's /tmp is a tmpfs of
+        its own); of a file not installed, within what is left of SYMBOL_BYTES_PER_RUNNER."""
+        limit = 0 if installed else max(1, min(MAX_CANDIDATE_SYMBOL_BYTES, self.symbol_bytes_left))
+        elf = _elf(f"/proc/{pid}/root{path}", limit) or _elf(path, limit)
+        if elf is not None and not installed and id(elf) not in self.symbols_read:
+            self.symbols_read.add(id(elf))
+            self.symbol_bytes_left -= elf.symbol_bytes
+        return elf
 
     def _known_code(self, pid: int, m: Mapping, path: str, ip: int, known: KnownLibraries) -> tuple[str, str] | None:
         """(library, function) when the code at ``ip`` is an installed library's (KnownLibraries), else None.
