@@ -83,6 +83,13 @@ CHEATS = {
     "cheat_output_ring_of_buffers": {"incorrect"},
     "cheat_cheaper_harness_slow_clock": {"rejected"},
     "cheat_remapped_libtorch_code": {"rejected"},
+    # Red team, round 10 (static check on): frames walked to the runner's harness, a Triton body calling
+    # Python, PyTorch's kernel compiled in from its headers; scipy's BLAS from the base interpreter
+    "cheat_harness_rewritten_through_frames": {"rejected"},
+    "cheat_triton_share_forged_numpy_sums": {"rejected"},
+    "cheat_triton_kernel_calls_numpy": {"rejected"},
+    "cheat_aten_softmax_from_its_headers": {"rejected"},
+    "cheat_base_interpreters_scipy_blas": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -133,6 +140,11 @@ TASK_OF = {
     "cheat_blas_copy_mapped_per_call": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_libtorch_pages_mapped_per_call": REPO / "tasks" / "softmax_rows.py",
     "cheat_libtorch_pages_rewritten_in_their_file": REPO / "tasks" / "softmax_rows.py",
+    "cheat_harness_rewritten_through_frames": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
+    "cheat_triton_kernel_calls_numpy": REPO / "tasks" / "sum_dim.py",
+    "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
+    "cheat_base_interpreters_scipy_blas": REPO / "tasks" / "gemm_bias_relu.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -640,6 +652,8 @@ UNSEEN_BY_THE_CENSUS = {
     "cheat_libtorch_pages_mapped_per_call": "libtorch's softmax pages mapped in for each call, covered after it",
     # round 10 (ours): the file of pages mapped once, written back before each call and zeroed after
     "cheat_libtorch_pages_rewritten_in_their_file": "libtorch's softmax pages in a file rewritten around each call",
+    # round 10: a library outside this environment's site-packages, in the interpreter's it was made from
+    "cheat_base_interpreters_scipy_blas": "the base interpreter's scipy OpenBLAS, copied and renamed, does the GEMM",
 }
 
 
@@ -761,3 +775,28 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
     on_gpu = isolation.device_nodes(gpu=True, dev=str(tmp_path))
     assert {"nvidia0", "nvidiactl", "nvidia-uvm", "dri"} <= set(on_gpu) and "kvm" not in on_gpu
     assert isolation.layout(str(tmp_path / "own"), [], {}, gpu=False)["gpu"] is False
+
+
+# Red team round 10 (2026-11-24): passed with the static check off, each with own_share 1.0 (the static
+# check now rejects them: CHEATS above). Open (issue 11), kept so that the next change is measured on them:
+# - cheat_harness_rewritten_through_frames: the runner's staging and checksum replaced by faster C++ and
+#   time_calls by one reporting 1/20 of the time (2.95-3.38x where the honest kernel makes 0.65x): the
+#   harness runs in the candidate's process, and the host's bound subtracts the reference's overhead;
+# - cheat_triton_share_forged_numpy_sums: the runner's Triton launch time forged, so that numpy's sums pass
+#   as the interpreter's work (the numpy allowance rests on a figure measured in the candidate's process);
+# - cheat_triton_kernel_calls_numpy: a @triton.jit body calling numpy, which the CPU's interpreter runs;
+# - cheat_aten_softmax_from_its_headers: PyTorch's log-softmax kernel compiled from its shipped headers
+#   into the candidate's own extension (its own bytes: out of the host's samples' reach by design).
+OPEN_WITHOUT_THE_STATIC_CHECK = {
+    "cheat_harness_rewritten_through_frames": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
+    "cheat_triton_kernel_calls_numpy": REPO / "tasks" / "sum_dim.py",
+    "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
+}
+
+
+@pytest.mark.xfail(reason="open (issue 11): red team round 10's passes with the static check off", strict=False)
+@pytest.mark.parametrize("name", sorted(OPEN_WITHOUT_THE_STATIC_CHECK))
+def test_attacks_of_round_10_without_the_static_check(name):
+    verdict = cpu_eval(name, task=OPEN_WITHOUT_THE_STATIC_CHECK[name], static_checks=False)
+    assert verdict.status != "passed", verdict.reasons

@@ -66,7 +66,7 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import gc\nobjs = gc.get_objects()", "introspection"),
         ("import sys\nf = sys._getframe(1)", "introspection"),
         ('SRC = "c10::im" + "pl::Exclude"', "split across strings"),
-        ('SRC = ("at::nat" "ive::softmax")', "at::native::"),
+        ('SRC = ("at::nat" "ive::softmax")', "(at::native)"),
         # red team, round 6: native code reaching back into the interpreter, or remapping loaded code
         ("SRC = 'auto t = py::module_::import(\"time\");'", "imports Python modules from native code"),
         ('SRC = "PyObject* m = PyImport_ImportModule(name);"', "imports Python modules from native code"),
@@ -81,6 +81,14 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ('SRC = "auto t = py :: module_ :: import(name);"', "imports Python modules from native code"),
         ('SRC = "syscall(157, 4, 0);"', "raw system calls"),
         ("SRC = 'clock.attr(\"perf_counter\") = fake;'", "Python attributes"),
+        # red team, round 10: PyTorch's kernels compiled in from its headers; the runner's frames walked
+        ('SRC = "#include <ATen/native/cpu/LogSoftmaxKernelImpl.h>"', "kernel implementations"),
+        ('SRC = "using namespace at :: native;"', "(at::native)"),
+        ('SRC = "namespace at { namespace native { void f(); } }"', "(namespace at)"),
+        ("def f(e):\n    return e.__traceback__.tb_frame.f_back.f_globals", "walking the interpreter's frames"),
+        ("def f(g):\n    return g.gi_frame", "walking the interpreter's frames"),
+        ("import numpy as np\n@triton.jit\ndef k2(p):\n    np.sum(p)", "calls numpy.sum"),
+        ("def helper():\n    pass\n@triton.jit\ndef k3(p):\n    helper()", "calls helper"),
     ],
 )
 def test_red_flags(snippet, words):
@@ -91,7 +99,7 @@ def test_red_flags(snippet, words):
 
 
 def test_a_red_flag_is_a_name_of_its_own():
-    report = check(TRITON + 'SRC = "out = Copy::eval(x); y = my_dlopen_count;"\n')
+    report = check(TRITON + 'SRC = "out = Copy::eval(x); y = my_dlopen_count; namespace attn { int f(); }"\n')
     assert report.ok, report.findings
 
 
@@ -131,3 +139,24 @@ def test_modules_reached_by_a_computed_name_and_numpys_native_door_are_flagged(s
 
 def test_numpy_itself_is_no_red_flag():
     assert check(TRITON + "import numpy as np\nx = np.exp(np.ones(3))\n").findings == []
+
+
+def test_a_triton_kernel_may_call_triton_its_own_jit_functions_and_methods():
+    source = """
+import triton
+import triton.language as tl
+from triton.language import arange
+
+@triton.jit
+def _square(x):
+    return x * x
+
+@triton.jit
+def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, act: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n).to(tl.float32)
+    for i in range(2):
+        x = _square(x)
+    tl.store(out_ptr + offs, act(max(x, 0.0)), mask=offs < n)
+"""
+    assert check(source).ok, check(source).findings

@@ -27,6 +27,7 @@ import dataclasses
 import errno
 import fcntl
 import functools
+import glob
 import importlib.util
 import mmap
 import os
@@ -418,6 +419,10 @@ _RUNTIME = ("libgcc", "libstdc++", "libgomp", "libz.", "libz-", "liblzma", "libf
 _OWN_STACK = ("torch", "functorch", "torchgen", "triton", "fastrlock")
 _OWN_FAMILIES = ("nvidia", "cuda", "cupy")  # nvidia/cublas, cuda_bindings, cupy_backends...
 _PACKAGE_ROOTS = ("site-packages", "dist-packages")
+# The operating system's libraries a candidate can read, and the names of those that compute (not the
+# runtime's, _RUNTIME, which the interpreter itself runs on).
+_SYSTEM_LIBRARY_FOLDERS = ("/usr/lib", "/usr/lib64", "/usr/local/lib", "/lib", "/lib64")
+_NUMERIC_MARKS = ("blas", "lapack", "mkl", "blis", "armpl", "fftw", "atlas", "dnnl", "nvpl", "gsl")
 
 
 def _package_folder(path: str) -> str | None:
@@ -435,10 +440,15 @@ def _package_folder(path: str) -> str | None:
 
 
 def installed_package(path: str) -> str | None:
-    """The installed package a shared object at ``path`` belongs to (_package_folder), but None for one
-    of _OWN_STACK and _OWN_FAMILIES: their code is the candidate's to run."""
+    """The installed package a shared object at ``path`` belongs to (_package_folder), ``system`` for a
+    numeric library of the operating system's (a BLAS, LAPACK, FFTW...), but None for one of _OWN_STACK
+    and _OWN_FAMILIES: their code is the candidate's to run."""
     package = _package_folder(path)
-    if package is None or package in _OWN_STACK or package.startswith(_OWN_FAMILIES):
+    if package is None:
+        name = os.path.basename(path).lower()
+        system = os.path.dirname(path).startswith(_SYSTEM_LIBRARY_FOLDERS)
+        return "system" if system and any(mark in name for mark in _NUMERIC_MARKS) else None
+    if package in _OWN_STACK or package.startswith(_OWN_FAMILIES):
         return None
     return package
 
@@ -450,10 +460,14 @@ def installed_label(name: str, path: str) -> str:
 
 
 def _package_roots() -> list[str]:
-    """The folders installed packages lie in: site-packages and dist-packages, and wherever torch, numpy
-    and scipy were found (an editable install, PYTHONPATH, pip --target)."""
-    roots = [r for r in (*site.getsitepackages(), site.getusersitepackages(), *sys.path)
-             if os.path.basename(r.rstrip("/")) in _PACKAGE_ROOTS]  # fmt: skip
+    """The folders installed packages lie in: the site-packages and dist-packages of this environment,
+    of the interpreter it was made from (a candidate can read that one's packages too, a virtual
+    environment's ``include-system-site-packages`` whatever) and of the system's Pythons, and wherever
+    torch, numpy and scipy were found (an editable install, PYTHONPATH, pip --target)."""
+    roots = [*site.getsitepackages(), site.getusersitepackages(), *sys.path]
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", "/usr/local"}:
+        roots += glob.glob(os.path.join(prefix, "lib*", "python3*", "*-packages"))
+    roots = [r for r in roots if os.path.basename(r.rstrip("/")) in _PACKAGE_ROOTS]
     for package in ("torch", "numpy", "scipy"):
         try:
             spec = importlib.util.find_spec(package)
@@ -461,6 +475,25 @@ def _package_roots() -> list[str]:
             continue
         roots += [os.path.dirname(p.rstrip("/")) for p in (spec.submodule_search_locations or [])] if spec else []
     return sorted({os.path.realpath(r) for r in roots if os.path.isdir(r)})
+
+
+def _system_numeric_libraries() -> list[str]:
+    """The operating system's numeric libraries (installed_package's ``system``), in its library folders
+    and the folders one level down (Debian keeps its BLAS alternatives in openblas-pthread/ and the like)."""
+    paths = []
+    for top in _SYSTEM_LIBRARY_FOLDERS:
+        for folder in [top, *glob.glob(os.path.join(top, "*")), *glob.glob(os.path.join(top, "*", "*"))]:
+            if not os.path.isdir(folder) or os.path.islink(folder):
+                continue
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                path = os.path.join(folder, name)
+                if ".so" in name and installed_package(path) == "system" and os.path.isfile(path):
+                    paths.append(os.path.realpath(path))
+    return sorted(set(paths))
 
 
 # Bytes compared around an instruction pointer, and the share of them that must agree. Unrelated code
@@ -480,7 +513,7 @@ _PF_X, _SHF_EXECINSTR = 1, 4
 
 def _installed_libraries() -> list[str]:
     """Every installed package's shared objects (their bundled ``<pkg>.libs`` included), but _RUNTIME's."""
-    paths: list[str] = []
+    paths: list[str] = _system_numeric_libraries()
     for root in _package_roots():
         for dirpath, _dirs, files in os.walk(root):
             paths.extend(os.path.join(dirpath, name) for name in files

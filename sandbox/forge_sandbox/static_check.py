@@ -64,13 +64,16 @@ _TORCH_MACHINERY = (
 # In C++/CUDA source strings: entry points that bypass PyTorch's dispatcher (and so the census), and
 # native threads that would run beside the other side's timing.
 _NATIVE_RED_FLAGS = {
-    "at::native::": "calls ATen's native kernels directly (PyTorch's work, hidden from forge's census)",
     "at::cpu::": "calls ATen's CPU kernels directly (PyTorch's work, hidden from forge's census)",
     "at::redispatch::": "redispatches ATen operators (PyTorch's work, hidden from forge's census)",
     "at::_ops::": "calls ATen operators below the dispatcher's front door (hidden from forge's census)",
     "ATen/NativeFunctions.h": "includes ATen's native kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CPUFunctions.h": "includes ATen's CPU kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CUDAFunctions.h": "includes ATen's CUDA kernels (PyTorch's work, hidden from forge's census)",
+    "ATen/native/": "includes ATen's kernel implementations (PyTorch's work compiled in, hidden from forge)",
+    # at::native, called or named another way (an alias, a using-directive)
+    "at::native": "names ATen's native kernels (PyTorch's work, hidden from forge's census)",
+    "namespace at": "opens ATen's namespace (at::native's kernels under a shorter name)",
     "DispatchKey": "changes which dispatch keys run (forge's operator census sits on the Python key)",
     "c10::impl::": "uses PyTorch's dispatcher internals (forge's operator census sits on the Python key)",
     "unshare(": "makes a namespace of its own (hidden from the host; the sandbox refuses it)",
@@ -108,6 +111,12 @@ _NATIVE_RED_FLAGS = {
     "dlopen": "loads shared libraries at run time (a library's work is not the candidate's kernel)",
     "dlsym": "looks up functions of loaded libraries at run time",
 }
+# Frames and what they hold: from an exception's traceback, a generator or a coroutine, the frames of
+# the code that called the candidate (forge's runner: its timing, staging and checksum) are a few
+# attributes away (red team round 10 rewrote the runner's per-call harness that way).
+_FRAME_ATTRIBUTES = frozenset(
+    "tb_frame tb_next f_back f_globals f_locals f_builtins f_code gi_frame cr_frame ag_frame".split()
+)
 # Flags an honest kernel may set: PyTorch's own backend switches, not its functions.
 _BACKEND_FLAGS = ("torch.backends.",)
 
@@ -178,6 +187,42 @@ def _kernel_names(tree: ast.AST, source: str) -> list[str]:
             if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
                 names.add(node.args[1].value)
     return sorted(names)
+
+
+# What a Triton kernel's body may call besides triton's own: Python's builtins that Triton's compiler
+# folds, and other @triton.jit functions.
+_TRITON_BUILTINS = frozenset("range min max abs len int float bool print isinstance tuple zip enumerate".split())
+
+
+def _triton_kernels_calling_python(tree: ast.AST, visitor: _Visitor) -> list[str]:
+    """A @triton.jit body that calls a Python function or module (np.sum, torch.softmax, a helper of the
+    module's): Triton compiles none of that for a GPU, and under the CPU's interpreter, where the body
+    runs as Python, it is that code doing the work inside the kernel's launch (red team round 10)."""
+    kernels = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+               and any(_decorator_is_triton_jit(d) for d in node.decorator_list)]  # fmt: skip
+    jitted = {kernel.name for kernel in kernels}
+    findings = []
+    for kernel in kernels:
+        parameters = {a.arg for a in (*kernel.args.posonlyargs, *kernel.args.args, *kernel.args.kwonlyargs)}
+        local = parameters | {t.id for node in ast.walk(kernel) if isinstance(node, (ast.Assign, ast.For, ast.AugAssign,
+                                                                                    ast.AnnAssign, ast.NamedExpr))
+                              for t in ast.walk(getattr(node, "target", None) or node.targets[0]) if isinstance(t, ast.Name)}  # fmt: skip
+        for node in ast.walk(kernel):
+            if not isinstance(node, ast.Call):
+                continue
+            root = node.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not isinstance(root, ast.Name) or root.id in local:
+                continue  # a method of a value the kernel holds (x.to(...)), or a function passed in
+            name = visitor.resolved(node.func) or root.id
+            if name.split(".")[0] == "triton" or (
+                isinstance(node.func, ast.Name) and name in jitted | _TRITON_BUILTINS
+            ):
+                continue
+            findings.append(f"line {node.lineno}: the Triton kernel {kernel.name} calls {name or root.id}: a kernel "
+                            "body runs Triton's operations and other @triton.jit functions, not Python's")  # fmt: skip
+    return findings
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -342,6 +387,8 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, "reads sys.modules: reaching into the evaluator's modules is not allowed")
         if node.attr == "__dict__":
             self.flag(node, "uses __dict__: reaching into namespaces is not allowed in a kernel")
+        if node.attr in _FRAME_ATTRIBUTES:
+            self.flag(node, f"uses .{node.attr}: walking the interpreter's frames reaches the evaluator's own code")
         name = self.resolved(node)
         if (
             name.startswith("torch._")
@@ -428,11 +475,16 @@ def _native_text(value: str) -> str:
 
 
 def _finds(text: str, marker: str) -> int:
-    """Where ``marker`` occurs in ``text`` as a name of its own (``Copy::eval`` is not ``py::eval``), or -1."""
+    """Where ``marker`` occurs in ``text`` as a name of its own (``Copy::eval`` is not ``py::eval``), or -1.
+    Those in _WHOLE_NAMES end where the name ends too (``namespace attn`` is not ``namespace at``)."""
     if not (marker[0].isalnum() or marker[0] == "_"):
         return text.find(marker)
-    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker), text)
+    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker) + ("(?![A-Za-z0-9_])" if marker in _WHOLE_NAMES else ""),
+                      text)  # fmt: skip
     return found.start() if found else -1
+
+
+_WHOLE_NAMES = frozenset({"namespace at", "at::native"})
 
 
 def check_source(source: str) -> StaticReport:
@@ -444,6 +496,7 @@ def check_source(source: str) -> StaticReport:
     visitor = _Visitor(tree)
     visitor.visit(tree)
     visitor.findings += _split_red_flags(tree, visitor)
+    visitor.findings += _triton_kernels_calling_python(tree, visitor)
     report = StaticReport(
         backends=_kernel_backends(tree, source), kernel_names=_kernel_names(tree, source), findings=visitor.findings
     )
