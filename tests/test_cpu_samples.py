@@ -677,3 +677,14 @@ def test_a_file_claiming_a_huge_symbol_table_costs_the_host_little(tmp_path):
     read = [names._symbols(os.getpid(), str(claiming(f"lib{i}.so", 60 * 2**20)), installed=False) for i in range(6)]
     assert [elf.symbol_bytes for elf in read] == [60 * 2**20] * 4 + [0, 0]  # the runner's budget, then no more
     assert names.symbol_bytes_left == cpu_samples.SYMBOL_BYTES_PER_RUNNER - 4 * 60 * 2**20
+
+
+def test_a_symbol_table_read_in_chunks_is_read_whole_and_no_further(monkeypatch):
+    # The table is read a chunk at a time; the last chunk stops at its end (bytes after it are not symbols).
+    library = _openblas()
+    whole = cpu_samples._ElfFunctions(library.path)
+    assert len(whole.starts) > 1000
+    monkeypatch.setattr(cpu_samples, "_SYMBOLS_PER_READ", 999)
+    chunked = cpu_samples._ElfFunctions(library.path)
+    assert np.array_equal(chunked.starts, whole.starts) and np.array_equal(chunked.ends, whole.ends)
+    assert np.array_equal(chunked.name_offsets, whole.name_offsets)

@@ -312,10 +312,12 @@ class _ElfFunctions:
         self.symbol_bytes = chosen[5]
         kept = []  # a chunk at a time: what the file claims is not held in memory at once
         f.seek(chosen[4])
-        for _ in range(0, chosen[5] // 24, _SYMBOLS_PER_READ):
-            symbols = np.fromfile(f, dtype=_SYMBOL, count=min(_SYMBOLS_PER_READ, chosen[5] // 24 - len(kept)))
+        left = chosen[5] // 24
+        while left > 0:
+            symbols = np.fromfile(f, dtype=_SYMBOL, count=min(_SYMBOLS_PER_READ, left))
             if not len(symbols):
                 break
+            left -= len(symbols)
             kept.append(symbols[((symbols["info"] & 0xF) == 2) & (symbols["value"] != 0)])
         functions = np.concatenate(kept) if kept else np.zeros(0, dtype=_SYMBOL)
         order = np.argsort(functions["value"], kind="stable")
