@@ -513,13 +513,22 @@ _STUB_SECTIONS = (".plt", ".init", ".fini")
 _PF_X, _SHF_EXECINSTR = 1, 4
 
 
-def _installed_libraries() -> list[str]:
-    """Every installed package's shared objects (their bundled ``<pkg>.libs`` included), but _RUNTIME's."""
-    paths: list[str] = _system_numeric_libraries()
+@functools.cache
+def _package_libraries() -> tuple[list[str], list[str]]:
+    """The shared objects under the package roots, walked once: every installed package's (their bundled
+    ``<pkg>.libs`` included) but _RUNTIME's, and the _RUNTIME copies that packages bundle."""
+    installed, runtime = [], []
     for root in _package_roots():
         for dirpath, _dirs, files in os.walk(root):
-            paths.extend(os.path.join(dirpath, name) for name in files
-                         if ".so" in name and not name.startswith(_RUNTIME))  # fmt: skip
+            for name in files:
+                if ".so" in name:
+                    (runtime if name.startswith(_RUNTIME) else installed).append(os.path.join(dirpath, name))
+    return installed, runtime
+
+
+def _installed_libraries() -> list[str]:
+    """Every installed package's shared objects but _RUNTIME's, and the system's numeric libraries."""
+    paths = _system_numeric_libraries() + _package_libraries()[0]
     # the largest first: libtorch_cpu holds most of PyTorch's compute, so most matches end there
     return sorted(set(paths), key=lambda p: -os.path.getsize(p) if os.path.isfile(p) else 0)
 
@@ -706,10 +715,7 @@ def _runtime_libraries(known_files: set) -> list[str]:
     libstdc++...), and the copies of them that packages bundle (_RUNTIME)."""
     paths = {m.path for m in read_maps(os.getpid()) if m.executable and m.path.startswith("/")
              and m.file not in known_files and not m.path.endswith(" (deleted)")}  # fmt: skip
-    for root in _package_roots():
-        for dirpath, _dirs, files in os.walk(root):
-            paths.update(os.path.join(dirpath, name) for name in files if ".so" in name and name.startswith(_RUNTIME))
-    return sorted(paths)
+    return sorted(paths | set(_package_libraries()[1]))
 
 
 class KnownLibraries:
@@ -963,10 +969,10 @@ class FunctionNames:
         self.made: dict[int, _MappingsMade] = {}  # per process, mappings made over code while sampled
         self.over_code: list[MappingMade] = []  # all of them (_overlapping_code)
         # (device, inode) -> file offset ranges mapped shared and writable by some process of the runner
-        self.shared_writes: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self.shared_writes: dict[tuple[int, int], set[tuple[int, int]]] = {}
         self.stats: dict[tuple[int, str], os.stat_result | None] = {}
         self.symbol_bytes_left = SYMBOL_BYTES_PER_RUNNER  # of files not installed (_symbols)
-        self.symbols_read: set[int] = set()
+        self.symbols_read: set[tuple[str, int]] = set()  # the readings charged to it: (file, limit)
         self.memo: dict[tuple, tuple[str, str]] = {}
 
     def note_before(self, pids: list[int]) -> None:
@@ -981,7 +987,7 @@ class FunctionNames:
     def _note_shared_writes(self, maps) -> None:
         for m in maps:
             if m.shared and m.writable and m.file != (0, 0):
-                self.shared_writes.setdefault(m.file, []).append((m.offset, m.offset + m.end - m.start))
+                self.shared_writes.setdefault(m.file, set()).add((m.offset, m.offset + m.end - m.start))
 
     def note_mapped(self, mapped: list[MappingMade]) -> None:
         """The mappings the sampler saw made (Sampler.mapped, in time order), all of them."""
@@ -1134,8 +1140,8 @@ class FunctionNames:
         its own); of a file not installed, within what is left of SYMBOL_BYTES_PER_RUNNER."""
         limit = 0 if installed else max(1, min(MAX_CANDIDATE_SYMBOL_BYTES, self.symbol_bytes_left))
         elf = _elf(f"/proc/{pid}/root{path}", limit) or _elf(path, limit)
-        if elf is not None and not installed and id(elf) not in self.symbols_read:
-            self.symbols_read.add(id(elf))
+        if elf is not None and not installed and (elf.path, limit) not in self.symbols_read:
+            self.symbols_read.add((elf.path, limit))  # each reading of it: _elf reads again at another limit
             self.symbol_bytes_left -= elf.symbol_bytes
         return elf
 
