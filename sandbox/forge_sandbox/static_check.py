@@ -153,11 +153,15 @@ def _decorator_is_triton_jit(dec: ast.AST) -> bool:
     return name in {"triton.jit", "jit", "triton.autotune", "autotune"} or name.endswith(".jit")
 
 
+def _triton_kernels(tree: ast.AST) -> list[ast.FunctionDef]:
+    """The functions decorated @triton.jit (or autotune)."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+            and any(_decorator_is_triton_jit(d) for d in node.decorator_list)]  # fmt: skip
+
+
 def _kernel_backends(tree: ast.AST, source: str) -> list[str]:
-    found = set()
+    found = {"triton"} if _triton_kernels(tree) else set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and any(_decorator_is_triton_jit(d) for d in node.decorator_list):
-            found.add("triton")
         if isinstance(node, ast.Call):
             name = dotted_name(node.func)
             last = name.rsplit(".", 1)[-1]
@@ -175,11 +179,7 @@ def _kernel_backends(tree: ast.AST, source: str) -> list[str]:
 
 def _kernel_names(tree: ast.AST, source: str) -> list[str]:
     """Triton kernel function names, CUDA __global__ function names, CuPy kernel names."""
-    names = {
-        node.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef) and any(_decorator_is_triton_jit(d) for d in node.decorator_list)
-    }
+    names = {node.name for node in _triton_kernels(tree)}
     plain = re.sub(r"__launch_bounds__\s*\([^)]*\)", " ", source)
     names.update(re.findall(r"__global__\s+\w[\w:<>]*\s+(\w+)\s*\(", plain))
     for node in ast.walk(tree):
@@ -198,8 +198,7 @@ def _triton_kernels_calling_python(tree: ast.AST, visitor: _Visitor) -> list[str
     """A @triton.jit body that calls a Python function or module (np.sum, torch.softmax, a helper of the
     module's): Triton compiles none of that for a GPU, and under the CPU's interpreter, where the body
     runs as Python, it is that code doing the work inside the kernel's launch (red team round 10)."""
-    kernels = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-               and any(_decorator_is_triton_jit(d) for d in node.decorator_list)]  # fmt: skip
+    kernels = _triton_kernels(tree)
     jitted = {kernel.name for kernel in kernels}
     findings = []
     for kernel in kernels:
