@@ -589,21 +589,32 @@ def test_no_call_counts_shorter_than_the_hosts_clock_resolves():
         assert any("a lower bound" in w for w in verdict.warnings), verdict.warnings
 
 
-def test_forges_harness_made_cheaper_in_the_candidates_process_is_bounded_by_the_hosts_resolution():
+def test_forges_harness_made_cheaper_in_the_candidates_process_gains_nothing():
     # Red team, round 6: forge's staging and checksum rebound to one-pass C++ versions inside the
     # candidate's process, with a clock slowed 10x: the host's window less the reference's overhead
-    # then left less than the call, and the report decided (60x where the honest kernel earns ~4x).
-    # Now no call counts shorter than the host's clock resolves for a block's typical call, which
-    # bounds the claim (14.5x against the honest 2.3x in one run here; about the honest figure in
-    # another) but does not close it: the harness's own cost (~0.2-0.6 ms here) can be saved as long
-    # as it runs in the candidate's process. Open (issue 11) until staging and checksum leave it.
+    # then left less than the call, and the report decided (60x where the honest kernel earns ~4x;
+    # 14.5x against the honest 2.3x once the host's resolution bounded it). On the CPU the host now
+    # stages the inputs and reads the outputs itself (hosted_calls): nothing it counts runs in the
+    # candidate's process but the call.
     honest = cpu_eval("honest_cpp_maxpool", task=REPO / "tasks" / "maxpool2d.py")
     assert honest.status == "passed", honest.reasons
     verdict = cpu_eval("cheat_cheaper_harness_slow_clock", task=REPO / "tasks" / "maxpool2d.py", static_checks=False)
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
-    assert verdict.candidate_ms >= verdict.timing["host_clock"]["resolution_ms"], verdict.timing
-    if verdict.status == "passed" and verdict.speedup > 2.5 * honest.speedup:
-        pytest.xfail(f"open (issue 11): {verdict.speedup:.1f}x against the honest {honest.speedup:.1f}x")
+    if verdict.status == "passed":
+        assert verdict.candidate_ms >= verdict.timing["host_clock"]["resolution_ms"], verdict.timing
+        assert verdict.speedup < 2.5 * honest.speedup, (verdict.speedup, honest.speedup)
+
+
+def test_forges_harness_rewritten_through_frames_does_not_decide():
+    # Red team, round 10: the runner's timing module reached through a traceback's frames (no import), its
+    # staging and checksum replaced by C++ and its timed loop by one reporting a twentieth of each call:
+    # 2.95-3.38x where the kernel honestly makes 0.65x. The fixture rewrites the hosted loop the same way;
+    # the host's window (resume to stop, hosted_calls) holds only the call, so the report changes nothing.
+    verdict = cpu_eval("cheat_harness_rewritten_through_frames", task=REPO / "tasks" / "gemm_bias_relu.py",
+                       static_checks=False)  # fmt: skip
+    assert verdict.status in {"passed", "rejected"}, verdict.reasons
+    if verdict.status == "passed":
+        assert verdict.speedup < 1.5, (verdict.speedup, verdict.timing)
 
 
 def test_a_namespace_of_its_own_is_refused():
@@ -778,17 +789,14 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
 
 
 # Red team round 10 (2026-11-24): passed with the static check off, each with own_share 1.0 (the static
-# check now rejects them: CHEATS above). Open (issue 11), kept so that the next change is measured on them:
-# - cheat_harness_rewritten_through_frames: the runner's staging and checksum replaced by faster C++ and
-#   time_calls by one reporting 1/20 of the time (2.95-3.38x where the honest kernel makes 0.65x): the
-#   harness runs in the candidate's process, and the host's bound subtracts the reference's overhead;
+# check now rejects them: CHEATS above). Open (issue 11), kept so that the next change is measured on them
+# (the fourth, cheat_harness_rewritten_through_frames, is closed: see its test above):
 # - cheat_triton_share_forged_numpy_sums: the runner's Triton launch time forged, so that numpy's sums pass
 #   as the interpreter's work (the numpy allowance rests on a figure measured in the candidate's process);
 # - cheat_triton_kernel_calls_numpy: a @triton.jit body calling numpy, which the CPU's interpreter runs;
 # - cheat_aten_softmax_from_its_headers: PyTorch's log-softmax kernel compiled from its shipped headers
 #   into the candidate's own extension (its own bytes: out of the host's samples' reach by design).
 OPEN_WITHOUT_THE_STATIC_CHECK = {
-    "cheat_harness_rewritten_through_frames": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
     "cheat_triton_kernel_calls_numpy": REPO / "tasks" / "sum_dim.py",
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",

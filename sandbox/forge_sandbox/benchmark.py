@@ -12,7 +12,9 @@ cached) and the candidate. Around it, this module:
   process's work is on the GPU;
 * bounds the candidate's reported times with the host's own clock: the host
   starts each call itself (timing.time_calls: it names the call's inputs) and
-  its clock stops when the output's checksum arrives. The trusted reference's
+  its clock stops when the output's checksum arrives (on the CPU: when the
+  runner stands stopped after the call, the host staging the inputs and
+  reading the output itself, hosted_calls). The trusted reference's
   calls tell how much of that window is not the call (staging, checksum, the
   pipe); a block of the candidate's counts its typical call at least as long
   as its windows leave once that is taken off, and never shorter than what the
@@ -44,8 +46,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from forge_sandbox import compare, cpu_samples, op_census, protocol
-from forge_sandbox.sides import Malformed, Sides, expect, outputs_limit
+from forge_sandbox import compare, cpu_samples, hosted_calls, op_census, protocol, timing
+from forge_sandbox.sides import ARCHIVE_OVERHEAD_BYTES, Malformed, Sides, expect, outputs_limit
+from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
 
 EAGER, COMPILED, CANDIDATE = "eager", "compiled", "candidate"
@@ -71,6 +74,7 @@ class Block:
     spans: list = field(default_factory=list)  # per call, [start, end] of the forward (CLOCK_MONOTONIC ns)
     cpu_s: float = 0.0  # the candidate's CPU time during the block (its processes, read from /proc)
     busiest_thread_s: float = 0.0  # the CPU time of its busiest thread meanwhile
+    kept: list = field(default_factory=list)  # hosted: the last outputs, as the host read them at the block's end
 
     def untouched(self, values: list[float]) -> list[float]:
         """``values`` of the calls that ran outside the operator census."""
@@ -93,11 +97,17 @@ class Benchmark:
         compile_mode: str | None,
         reference_ops: set[str],
         triton_interpreted: bool = False,
+        pool_path: str = "",
     ) -> None:
         """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
         ``triton_interpreted``: the candidate's Triton kernels run on numpy (the CPU's interpreter), so
-        numpy's compute within its Triton launches is its own."""
+        numpy's compute within its Triton launches is its own; ``pool_path``: the timing pool the
+        reference saved, which the host stages from when it hosts the calls (hosted_calls: the CPU's,
+        when both runners' memory is open to it)."""
         self.sides = sides
+        self.hosted = False  # the host stages and reads each timed call (_run decides)
+        self.pool_path = pool_path
+        self.pool_inputs: list[list] = []  # hosted: the pool, on the host
         self.on_cuda = on_cuda
         self.blocks = blocks
         self.budget_s = budget_s
@@ -134,6 +144,9 @@ class Benchmark:
         sides = [EAGER, CANDIDATE]
         if self.compile_mode and self._compile():
             sides.insert(1, COMPILED)
+        self.hosted = not self.on_cuda and bool(self.sides.readers)
+        if self.hosted:
+            self._share_inputs()
         for side in sides:
             self._time(side, self._schedule(1), warmup=True)
         n = self._calls_per_block(sides)
@@ -182,6 +195,16 @@ class Benchmark:
                 "work out of the host's sight is not allowed",
                 stage="benchmark",
             )
+
+    def _share_inputs(self) -> None:
+        """Lay out each runner's timed inputs in the memory it shares with the host, and have it map them."""
+        self.pool_inputs = protocol.load_tensors(self.pool_path)
+        for role in ("reference", "candidate"):
+            layout = self.sides.shared[role].place(self.pool_inputs[0])
+            if role == "reference":
+                self.sides.ask_ref({"op": "share", "layout": layout})
+            else:
+                self.sides.ask_cand({"op": "share", "layout": layout}, "benchmark")
 
     def _judge_samples(self) -> dict:
         """The rule on the candidate's sampled CPU time (op_census.judge_samples); the figures for the verdict."""
@@ -324,6 +347,73 @@ class Benchmark:
         return block
 
     def _exchange(self, side: str, message: dict, calls: list, census_at: int, sampled: bool = False) -> Block:
+        if self.hosted:
+            return self._exchange_hosted(side, message, calls, census_at, sampled)
+        return self._exchange_in_runner(side, message, calls, census_at, sampled)
+
+    def _exchange_hosted(self, side: str, message: dict, calls: list, census_at: int, sampled: bool) -> Block:
+        """The host's side of timing.time_hosted_calls (hosted_calls): with the runner stopped, it stages
+        a call's inputs; its clock runs from resuming the runner to having stopped it again after the call
+        answered; then it reads and sums the output. The last ``keep_last`` outputs are read again at the
+        block's end, the runner still stopped."""
+        sides, stage = self.sides, "benchmark"
+        runner = sides.runner(side)
+        shared, reader = sides.shared[runner.role], sides.readers[runner.role]
+        checksummer = timing.Checksummer(message["checksum_seed"], torch.device("cpu"))
+        limit = 2 * self.output_bytes + ARCHIVE_OVERHEAD_BYTES  # as outputs_limit allows on the pipe
+        keep_from = len(calls) - message["keep_last"]
+        times, windows, checksums, spans, host_windows, held = [], [], [], [], [], []
+        if sampled:
+            self.profiles.begin(side)
+        block_start = time.perf_counter()
+        sides.send_step(side, {**message, "hosted": True}, stage)
+        if sides.read_step(side, stage).get("ready") != 0:
+            raise Malformed(stage, "a step out of order before the first call")
+        try:
+            runner.halt()
+            for i, (slot, shift, seed) in enumerate(calls):
+                shared.stage(i % 2, self.pool_inputs[slot], shift, seed)
+                start, start_ns = time.perf_counter(), time.monotonic_ns()
+                runner.release()
+                sides.send_step(side, {"go": i, "which": i % 2, "census": i == census_at}, stage)
+                done = sides.read_step(side, stage)
+                runner.halt()
+                windows.append((time.perf_counter() - start) * 1e3)
+                host_windows.append((start_ns, time.monotonic_ns()))
+                ms, span = done.get("ms"), done.get("span")
+                if done.get("done") != i or not _number(ms) or ms < 0:
+                    raise Malformed(stage, f"a malformed report of call {i + 1}")
+                if not (isinstance(span, list) and len(span) == 2 and all(_number(t) for t in span)):
+                    raise Malformed(stage, f"a malformed span of call {i + 1}")
+                out = self._read_output(side, reader, done.get("output"), limit)
+                checksums.append(checksummer(out))
+                if i >= keep_from:
+                    held.append((done.get("output"), out))
+                if sampled:
+                    self.profiles.collect(side)  # outside the window: the host's clock has stopped
+                times.append(float(ms))
+                spans.append(span)
+            # The candidate's outputs as it holds them now, after the block's later calls; the trusted
+            # reference's as they were when made.
+            kept = [self._read_output(side, reader, d, limit) if side == CANDIDATE else out for d, out in held]
+        finally:
+            runner.release()
+        reply = sides.receive_step_reply(side, stage)
+        wall = (time.perf_counter() - block_start) * 1e3
+        spans.sort()
+        if sampled:
+            self.profiles.end(side, spans, runner.processes(), host_windows, census_at)
+        return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept)
+
+    def _read_output(self, side: str, reader: hosted_calls.OutputReader, description, limit: int):
+        try:
+            return reader.read(description, limit)
+        except hosted_calls.OutputUnreadable as exc:
+            if side != CANDIDATE:
+                raise TaskError(f"the host could not read the reference's timed output: {exc}") from None
+            raise Stop(INCORRECT, f"the candidate's runner described {exc}", stage="benchmark") from None
+
+    def _exchange_in_runner(self, side: str, message: dict, calls: list, census_at: int, sampled: bool) -> Block:
         """The host's side of timing.time_calls: its word starts each call, the checksum ends it.
         ``sampled``: keep the host's samples of the side's threads (cpu_samples.Profiles)."""
         sides, stage = self.sides, "benchmark"
@@ -388,11 +478,14 @@ class Benchmark:
             if problem:
                 raise Stop(INCORRECT, f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)",
                            stage="benchmark")  # fmt: skip
-        expected = protocol.load_tensors(self.sides.ask_ref({"op": "kept"})["payload"])
-        limit = outputs_limit([e for e in expected if isinstance(e, torch.Tensor)])
-        actual = self.sides.candidate_tensors(
-            self.sides.ask_cand({"op": "kept"}, "benchmark", limit), limit, "benchmark"
-        )
+        if self.hosted:
+            expected, actual = ref.kept, cand.kept
+        else:
+            expected = protocol.load_tensors(self.sides.ask_ref({"op": "kept"})["payload"])
+            limit = outputs_limit([e for e in expected if isinstance(e, torch.Tensor)])
+            actual = self.sides.candidate_tensors(
+                self.sides.ask_cand({"op": "kept"}, "benchmark", limit), limit, "benchmark"
+            )
         if len(actual) != len(expected):
             raise Malformed("benchmark", "the wrong number of timed outputs")
         for want, got in zip(expected, actual):

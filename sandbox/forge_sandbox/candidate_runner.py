@@ -10,6 +10,7 @@ verdict on its own.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -62,7 +63,8 @@ class CandidateRunner:
 
     def cmd_hello(self, msg: dict) -> dict:
         """Before any candidate code: how its files are restricted, and whether CUDA works here."""
-        return {"files": self.files, "cuda": self._cuda_works() if self.device.type == "cuda" else None}
+        cuda = self._cuda_works() if self.device.type == "cuda" else None
+        return {"files": self.files, "cuda": cuda, "pid": os.getpid()}
 
     @staticmethod
     def _cuda_works() -> bool:
@@ -150,6 +152,11 @@ class CandidateRunner:
             "triton_s": self.counter.seconds_by_backend.get("triton", 0.0) - triton_s,
             **self._evidence(),
         }
+
+    def cmd_share(self, msg: dict) -> dict:
+        """Map the memory the host stages the timed inputs in (hosted_calls)."""
+        self.harness.share_inputs(msg["layout"])
+        return {}
 
     def cmd_kept(self, msg: dict) -> dict:
         self.payload = self.harness.kept_payload()

@@ -139,6 +139,12 @@ class _Pipeline:
         self.verdict.environment = sides.ask_ref({"op": "hello", "calibrate": self.on_cuda})["environment"]
         self._check_isolation()
         self.verdict.environment.update(sides.limit_candidate())  # before any of the candidate's code
+        if not self.on_cuda:
+            why_not = sides.open_output_readers()  # before any of the candidate's code too
+            if why_not:
+                self.verdict.warnings.append(
+                    f"the timed calls' inputs and outputs were handled in the runners' own processes: {why_not}"
+                )
         if not self.on_cuda and not cpu_samples.available():
             sides.read_library_bases()  # the loader's own, before the candidate's code can add decoys
         # The candidate compiles while the reference prepares.
@@ -343,6 +349,7 @@ class _Pipeline:
             blocks=self.opt.blocks or (5 if self.on_cuda else 3),
             budget_s=self.opt.block_budget_s or (0.2 if self.on_cuda else 0.1),
             pool=self.opt.pool,
+            pool_path=timed.setup["pool_inputs"],
             threads=self.opt.threads or 0,
             expected_dtype=timed.output_dtype,
             output_bytes=timed.output_bytes,
@@ -362,7 +369,14 @@ class _Pipeline:
         if v.baselines["compile"].get("ms"):
             v.speedup_vs_compile = _sig(v.baselines["compile"]["ms"] / ms[CANDIDATE])
         v.timing = {
-            "method": "cuda events, device-wide sync, L2 flushed" if self.on_cuda else "host clock, cache flushed",
+            "method": "cuda events, device-wide sync, L2 flushed"
+            if self.on_cuda
+            else (
+                "host clock from resuming the runner to stopping it; inputs staged and outputs read by the host; "
+                "cache flushed"
+                if bench.hosted
+                else "host clock, cache flushed"
+            ),
             "figure": "median per call; each candidate block bounded below by the host's clock",
             "calls_per_block": figures["calls_per_block"],
             "blocks": bench.blocks,

@@ -56,10 +56,12 @@ class RunnerProcess:
         prefix: list[str] | None = None,
         extra_args: list[str] | None = None,
         log_path: str | None = None,
+        shared_fd: int = -1,
     ) -> None:
         """``prefix`` (isolation.isolation_prefix) starts the runner in namespaces of its own; ``env``
         is added to the runner's environment (child_environment); the log goes to ``log_path``
-        (default: runner.log in ``workdir``)."""
+        (default: runner.log in ``workdir``); ``shared_fd``, the memory the host stages its timed inputs
+        in (hosted_calls.SharedInputs), is inherited as ``--shared-fd``."""
         self.role = role
         self.isolated = bool(prefix)
         # What a reply may carry on the pipe after its JSON line: the trusted reference sends
@@ -98,11 +100,12 @@ class RunnerProcess:
                     "--role",
                     role,
                     *(extra_args or []),
+                    *(["--shared-fd", str(shared_fd)] if shared_fd >= 0 else []),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                pass_fds=(cmd_r, reply_w),
+                pass_fds=(cmd_r, reply_w, *([shared_fd] if shared_fd >= 0 else [])),
                 cwd=workdir,
                 env=child_env,
                 start_new_session=True,
@@ -116,6 +119,10 @@ class RunnerProcess:
         self.watch = None  # called while waiting for a reply; returns why the runner must die, or ''
         self.watch_failure = ""
         self.paused: set[int] = set()  # the processes ``pause`` stopped
+        self.halted: set[int] = set()  # the processes ``halt`` stopped
+        # The process that answers the host, and (isolated) the namespace's first one, its parent: both
+        # named by ``worker_pid`` before any candidate code runs.
+        self.worker, self.reaper = self.proc.pid, 0
 
     def _alive(self) -> bool:
         if self.watch is not None and not self.watch_failure:
@@ -218,8 +225,9 @@ class RunnerProcess:
         return self.thread_times().total
 
     def thread_times(self) -> ThreadTimes:
-        """CPU time so far of every thread of every process of the runner, read from outside it."""
-        return ThreadTimes.read(self.processes())
+        """CPU time so far of every thread of every process of the runner, read from outside it; not
+        forge's reaper's (isolation.settle), which each stop and resume of its child wakes."""
+        return ThreadTimes.read([pid for pid in self.processes() if pid != self.reaper])
 
     def resume(self, cpu_before: float) -> float:
         """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""
@@ -231,6 +239,56 @@ class RunnerProcess:
                 pass
         self.paused = set()
         return max(0.0, used)
+
+    def halt(self) -> None:
+        """Stop the runner's worker and every process under it, each read for its children once it stands
+        still (so that one forked meanwhile is found): what the host does after each timed call on the
+        CPU (hosted_calls), a few system calls a process where ``pause`` reads all of /proc. An isolated
+        runner's orphans come to its namespace's first process, whose children are read last; a stray
+        that a runner without namespaces double-forked leaves the tree (``pause``, around each block,
+        finds those)."""
+        todo = [self.worker]
+        while todo:
+            pid = todo.pop()
+            if pid in self.halted:
+                continue
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                continue
+            self.halted.add(pid)
+            _wait_stopped({pid}, threads=True)
+            todo.extend(_children(pid))
+            if not todo and self.reaper:
+                # Orphans go to the namespace's first process (forge's, waiting only: not stopped, as waking
+                # it for nothing would charge its CPU to the candidate); read last, once the rest stand still.
+                todo.extend(c for c in _children(self.reaper) if c not in self.halted)
+
+    def release(self) -> None:
+        """SIGCONT what ``halt`` stopped."""
+        for pid in self.halted:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+        self.halted = set()
+
+    def worker_pid(self, own_pid: int) -> int:
+        """The host's PID of the process that answers the host: the one whose PID in its own namespace is
+        ``own_pid`` (what it said before any candidate code ran), or the process started, unisolated."""
+        if not self.isolated:
+            return self.proc.pid
+        for pid in self.processes():
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    fields = dict(line.split(":", 1) for line in f if ":" in line)
+            except OSError:
+                continue
+            ids = fields.get("NSpid", "").split()
+            if len(ids) > 1 and ids[-1] == str(own_pid):
+                self.worker, self.reaper = pid, int(fields.get("PPid", "0").split()[0] or 0)
+                return pid
+        raise RunnerFailure("protocol", f"no process of the runner has PID {own_pid} in its namespace")
 
     def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
         return tail_of(self.log_fd, chars)
@@ -421,20 +479,41 @@ def runner_processes(leader: int, token: str) -> list[int]:
     return sorted(found)
 
 
-def _wait_stopped(pids: set[int], timeout: float = 1.0) -> None:
-    """Until every one of ``pids`` is stopped (state T), has exited, or ``timeout`` passes."""
-    deadline = time.monotonic() + timeout
-    waiting = set(pids)
-    while waiting and time.monotonic() < deadline:
-        for pid in list(waiting):
+def _wait_stopped(pids: set[int], timeout: float = 1.0, threads: bool = False) -> None:
+    """Until every one of ``pids`` is stopped (state T), has exited, or ``timeout`` passes. With
+    ``threads``, every thread of each (a group stop reaches each thread on its own way back to user
+    space), and without sleeping for the first millisecond: this one is inside a timed window."""
+    start = time.monotonic()
+    waiting = {(pid, tid) for pid in pids for tid in (_tids(pid) if threads else [None])}
+    while waiting and time.monotonic() - start < timeout:
+        for pid, tid in list(waiting):
             try:
-                state = _stat_fields(pid)[0]
+                state = _stat_fields(pid, tid)[0]
             except (OSError, IndexError):
                 state = "X"
             if state in ("T", "t", "X", "Z"):
-                waiting.discard(pid)
+                waiting.discard((pid, tid))
         if waiting:
-            time.sleep(0.0005)
+            os.sched_yield()
+
+
+def _tids(pid: int) -> list[int | None]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        return [None]
+
+
+def _children(pid: int) -> list[int]:
+    """The children of every thread of ``pid`` (/proc/PID/task/TID/children)."""
+    found = []
+    for tid in _tids(pid):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
+        except (OSError, ValueError, TypeError):
+            continue
+    return found
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -484,7 +563,9 @@ class ThreadTimes:
         """(total CPU seconds, the busiest thread's) between ``before`` and this reading; the total counts
         threads that exited meanwhile and reaped children too."""
         deltas = [max(0.0, s - before.threads.get(key, 0.0)) for key, s in self.threads.items()]
-        by_process = sum(max(0.0, s - before.processes.get(pid, 0.0)) for pid, s in self.processes.items())
+        # A process's own count is in clock ticks: two readings differ by up to a tick more than it used
+        # (a block of a short kernel's calls uses a few ticks, so a tick read as 1.5 cores).
+        by_process = sum(max(0.0, s - before.processes.get(pid, 0.0) - 1 / _TICK) for pid, s in self.processes.items())
         total = max(sum(deltas), by_process) + max(0.0, self.reaped_s - before.reaped_s)
         return total, max(deltas, default=0.0)
 

@@ -221,6 +221,11 @@ class ReferenceRunner:
             raise RuntimeError("the compiled reference was not built")
         return self.harness.time_block(model, msg, self.channel)
 
+    def cmd_share(self, msg: dict) -> dict:
+        """Map the memory the host stages the timed inputs in (hosted_calls)."""
+        self.harness.share_inputs(msg["layout"])
+        return {}
+
     def cmd_kept(self, msg: dict) -> dict:
         self.payload = self.harness.kept_payload()
         return {}

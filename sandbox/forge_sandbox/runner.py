@@ -25,7 +25,7 @@ import traceback
 
 import torch
 
-from forge_sandbox import op_census, protocol, taskfile, timing, variants
+from forge_sandbox import hosted_calls, op_census, protocol, taskfile, timing, variants
 
 # The most a candidate's process may write into one file (its log included): a full disk or a
 # RAM-backed folder filled to the brim harms the host, and no build product comes near this.
@@ -55,11 +55,23 @@ class ModelHarness:
         self.variants: list[str] = []  # the variant of each trial (variants.py)
         self.pool: list[list] = []  # timing inputs, on the device
         self.kept: list = []  # the last outputs of the last timed block, until the host fetches them
+        self.last_output = None  # hosted: the last call's output, until the host has read it
+        self.shared_fd = -1  # the memory the host stages timed inputs in (hosted_calls; the CPU's)
+        self.shared: list[list] = []  # its two sets of input tensors, once the host laid them out
+        self.mapping = None
 
     def load_inputs(self, trials: list[list], variant_names: list[str], pool: list[list]) -> None:
         self.variants = list(variant_names)
         self.trials = [variants.apply_layout(to_device(s, self.device), v) for s, v in zip(trials, variant_names)]
         self.pool = [to_device(s, self.device) for s in pool]
+
+    def share_inputs(self, layout: list) -> None:
+        """Map the two sets of timed inputs the host stages (hosted_calls.SharedInputs.place); what is
+        not a tensor there is the pool's value."""
+        if self.shared_fd < 0:
+            raise RuntimeError("the host gave this runner no shared memory")
+        self.mapping, sets = hosted_calls.map_inputs(self.shared_fd, layout)
+        self.shared = [[p if t is None else t for t, p in zip(s, self.pool[0])] for s in sets]
 
     def forward(self, model, inputs: list, census: bool) -> tuple[object, op_census.OpRecorder | None]:
         """One forward pass (synchronized); with ``census``, the record of the operators it dispatched."""
@@ -77,13 +89,52 @@ class ModelHarness:
         """The kept outputs of the last timed block, copied now, for the host."""
         return protocol.tensors_to_bytes([None if t is None else cpu(t).clone() for t in self.kept])
 
+    def _time_hosted_block(self, model, msg: dict, channel: Channel, hold_outputs: bool) -> dict:
+        """One timed block of ``msg["calls"]`` calls whose inputs the host stages and whose outputs it
+        reads (hosted_calls): the host stops this process after each call. The outputs are held until the
+        host's next word, the last ``keep_last`` to the block's end (it reads them again then: a kernel
+        that writes every result into one buffer shows it); the census as in ``time_block``."""
+        n = int(msg["calls"])
+        keep_from = n - msg.get("keep_last", 0)
+        kept: list = []
+        ops: dict[int, op_census.OpRecorder] = {}
+
+        def start_call(i: int):
+            go = channel.receive()
+            if go.get("go") != i or go.get("which") not in (0, 1):
+                raise RuntimeError(f"the host's word for call {i} was {go!r}")
+            if not go.get("census"):
+                return go["which"], _NO_CENSUS
+            ops[i] = recorder = op_census.OpRecorder()
+            return go["which"], recorder
+
+        def end_call(i: int, ms: float, out, span: list[int]) -> None:
+            channel.send({"done": i, "ms": ms, "span": span, "output": hosted_calls.describe_output(out)})
+            # Held until the next call's end (the host has read this one before its next word), the
+            # block's last until the next block: the host may read it after this process goes on.
+            self.last_output = out
+            if i >= keep_from and hold_outputs:
+                kept.append(out)
+
+        channel.send({"ready": 0})
+        times = timing.time_hosted_calls(model, self.shared, n, start_call, end_call)
+        self.kept = kept
+        return {
+            "calls": len(times),
+            "ops": {str(i): dict(r.counts) for i, r in ops.items()},
+            "elements": {str(i): dict(r.elements) for i, r in ops.items()},
+        }
+
     def time_block(self, model, msg: dict, channel: Channel, hold_outputs: bool = False) -> dict:
         """One timed block (timing.time_calls) of ``msg["calls"]`` calls, each started by the host's
         word on ``channel``: a checksum of every output goes back at once; the operators of the calls
         the host marked for the census come with the reply, with their volumes; the last ``keep_last`` outputs are kept
         for the host to fetch: with ``hold_outputs`` as returned (the candidate's: a kernel that writes every
         result into one buffer shows it), else copied at once (the reference's: a compiled reference run
-        through CUDA graphs returns the same static buffer every call, and is trusted)."""
+        through CUDA graphs returns the same static buffer every call, and is trusted). With ``hosted``
+        (the CPU), the host stages and reads instead (``_time_hosted_block``)."""
+        if msg.get("hosted"):
+            return self._time_hosted_block(model, msg, channel, hold_outputs)
         checksummer = timing.Checksummer(msg["checksum_seed"], self.device)
         n = int(msg["calls"])
         keep_from = n - msg.get("keep_last", 0)
@@ -230,6 +281,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0, help="torch's CPU threads (0: torch's default)")
     parser.add_argument("--layout", default="{}", help="JSON: the folders bound back inside (isolation.layout)")
+    parser.add_argument("--shared-fd", type=int, default=-1, help="the memory the host stages timed inputs in")
     args = parser.parse_args(argv)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -247,6 +299,7 @@ def main(argv: list[str] | None = None) -> None:
         from forge_sandbox.reference_runner import ReferenceRunner
 
         runner = ReferenceRunner(args.workdir, args.device)
+    runner.harness.shared_fd = args.shared_fd
     serve(runner, args.cmd_fd, args.reply_fd)
     sys.stdout.flush()
     sys.stderr.flush()

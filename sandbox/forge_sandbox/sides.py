@@ -10,13 +10,14 @@ task's (``TaskError``) unless the candidate's process was running beside it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 from dataclasses import dataclass
 
-from forge_sandbox import cpu_samples, isolation, protocol, runner_cgroups
+from forge_sandbox import cpu_samples, hosted_calls, isolation, protocol, runner_cgroups
 from forge_sandbox.host import ResourceWatch, RunnerFailure, RunnerProcess, default_memory_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
@@ -82,6 +83,11 @@ class Sides:
             f.write(candidate_source)
         key = hashlib.sha256(candidate_source.encode()).hexdigest()[:16]
         self.caches = isolation.cache_environment(key)  # its compilers' caches, one set per source
+        # On the CPU the host stages each timed call's inputs and reads its output (hosted_calls).
+        self.shared: dict[str, hosted_calls.SharedInputs] = {}
+        self.readers: dict[str, hosted_calls.OutputReader] = {}
+        if options.device == "cpu":
+            self.shared = {"reference": hosted_calls.SharedInputs(), "candidate": hosted_calls.SharedInputs()}
         self.ref = self._start_reference()
         self.cand = self._start_candidate(options.isolate)
 
@@ -89,8 +95,9 @@ class Sides:
 
     def _start_reference(self) -> RunnerProcess:
         env = {**isolation.reference_cache_environment(), **self._thread_environment()}
-        return self._keep(RunnerProcess("reference", os.path.join(self.workdir, "reference"), self.opt.device,
-                                        env=env, extra_args=self._thread_args()))  # fmt: skip
+        with self._shared_fd("reference") as fd:
+            return self._keep(RunnerProcess("reference", os.path.join(self.workdir, "reference"), self.opt.device,
+                                            env=env, extra_args=self._thread_args(), shared_fd=fd))  # fmt: skip
 
     def _start_candidate(self, isolate: bool) -> RunnerProcess:
         own = os.path.join(self.workdir, "candidate")
@@ -102,9 +109,10 @@ class Sides:
                 gpu = self.opt.device.startswith("cuda")  # a CPU task's candidate gets no GPU device nodes
                 args = ["--layout", json.dumps(isolation.layout(own, readable, self.caches, gpu=gpu))]
         env = {**self.caches, **self._thread_environment(), **self.opt.extra_env}
-        runner = RunnerProcess("candidate", own, self.opt.device, env=env, prefix=prefix,
-                               extra_args=[*args, *self._thread_args()],
-                               log_path=os.path.join(self.workdir, "candidate.log"))  # fmt: skip
+        with self._shared_fd("candidate") as fd:
+            runner = RunnerProcess("candidate", own, self.opt.device, env=env, prefix=prefix,
+                                   extra_args=[*args, *self._thread_args()], shared_fd=fd,
+                                   log_path=os.path.join(self.workdir, "candidate.log"))  # fmt: skip
         # What it writes where the host can see it (its caches, and its folder when not isolated) is
         # bounded while it runs; what is left after the evaluation is tidied (isolation.tidy_caches).
         watched = [v for k, v in self.caches.items() if k in isolation.CACHE_VARIABLES]
@@ -119,6 +127,35 @@ class Sides:
         self.runners.remove(self.cand)
         self.cand = self._start_candidate(isolate=False)
         self.cand_hello = None  # the new runner has not said hello
+
+    @contextlib.contextmanager
+    def _shared_fd(self, side: str):
+        """A descriptor of the side's shared memory for its runner to inherit (-1: none), closed here after."""
+        fd = self.shared[side].inheritable_fd() if side in self.shared else -1
+        try:
+            yield fd
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def open_output_readers(self) -> str:
+        """Open both runners' memory for the host's reading of timed outputs (hosted_calls.OutputReader),
+        before any of the candidate's code runs: the candidate's worker is named by its hello. Returns
+        why not, when the host may not read them ('' when it may)."""
+        own_pid = self.hello_candidate().get("pid")
+        if type(own_pid) is not int:
+            raise Malformed("compile", "a hello without its process ID")
+        try:
+            worker = self.cand.worker_pid(own_pid)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, "candidate", "compile") from None
+        try:
+            self.readers = {"reference": hosted_calls.OutputReader(self.ref.proc.pid),
+                            "candidate": hosted_calls.OutputReader(worker)}  # fmt: skip
+        except OSError as exc:
+            self.readers = {}
+            return f"the host may not read its runners' memory ({exc.strerror})"
+        return ""
 
     def _keep(self, runner: RunnerProcess) -> RunnerProcess:
         self.runners.append(runner)
@@ -191,6 +228,8 @@ class Sides:
             runner.close()
         for group in self.groups.values():
             group.close()
+        for resource in [*self.readers.values(), *self.shared.values()]:
+            resource.close()
         isolation.tidy_caches(self.caches)
 
     # -- talking ------------------------------------------------------------------------------

@@ -30,6 +30,14 @@ The per-call times measured here come from inside a runner's process. The
 reference's are trusted; the candidate's are its own claim, which the host
 bounds block by block with its own clock (benchmark.py): no clock inside the
 candidate's process decides.
+
+On the CPU the host takes the staging and the checksum out of the runner
+(:func:`time_hosted_calls`, hosted_calls.py): it stages each call's inputs
+into memory it shares with the runner and reads the output from the runner's
+memory, with the runner stopped, and its window runs from resuming the runner
+to having stopped it again. What the runner does then is only the call, so a
+candidate that rewrites forge's code in its own process (it can reach it)
+changes nothing the host counts.
 """
 
 from __future__ import annotations
@@ -98,8 +106,11 @@ class Staging:
     one for every pool entry, shift and start. Staging is one pass (two multiplications that also
     roll), a small part of the host's window beside the call."""
 
-    def __init__(self, template: list) -> None:
-        self.sets = [[torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in template] for _ in range(2)]
+    def __init__(self, template: list, sets: list[list] | None = None) -> None:
+        """``sets``: the two sets of buffers to stage into (the host's shared memory, hosted_calls);
+        by default new ones shaped as ``template``."""
+        self.sets = sets or [[torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in template]
+                             for _ in range(2)]  # fmt: skip
         longest = max((x.numel() for x in template if isinstance(x, torch.Tensor)), default=0)
         device = next((x.device for x in template if isinstance(x, torch.Tensor)), torch.device("cpu"))
         generator = torch.Generator(device=device)
@@ -164,6 +175,27 @@ def time_calls(model, pool: list[list], n: int, device: torch.device, start_call
                     t0 = _perf_counter()
                     out = model(*inputs)
                     times.append((_perf_counter() - t0) * 1e3)
+            end_call(i, times[-1], out, [started_ns, _monotonic_ns()])
+            del out
+    return times
+
+
+def time_hosted_calls(model, sets: list[list], n: int, start_call, end_call) -> list[float]:
+    """``time_calls`` where the host stages each call's inputs into ``sets`` and reads its output
+    (hosted_calls, the CPU): ``start_call(i)`` waits for the host's word and returns which set holds
+    the call's inputs and the context it runs inside; ``end_call(i, ms, output, span)`` tells the
+    host where the output lies. The host stops the runner after each call, so ``end_call`` must hold
+    the output until the host's next word (the host reads it in between)."""
+    times = []
+    with torch.no_grad():
+        for i in range(n):
+            which, context = start_call(i)
+            inputs = sets[which]
+            started_ns = _monotonic_ns()
+            with context:
+                t0 = _perf_counter()
+                out = model(*inputs)
+                times.append((_perf_counter() - t0) * 1e3)
             end_call(i, times[-1], out, [started_ns, _monotonic_ns()])
             del out
     return times

@@ -1,0 +1,195 @@
+"""The CPU's timed calls with forge's harness on the host's side of the runner: what makes a call's
+inputs and reads its output runs in the host, not in the process being timed.
+
+Where the runner staged a call's inputs and summed its output itself, a candidate could rewrite that
+code in its own process (red team round 10, through a traceback's frames: staging and checksum made
+cheaper, so that the reference's overhead, which the host takes off the candidate's window, hid most
+of the call). Here, per call, with every process of the runner stopped:
+
+* the host writes the call's inputs (timing.Staging: a pool entry rolled and jittered) into memory it
+  shares with the runner (:class:`SharedInputs`, a sealed memfd the runner inherits), and flushes the
+  cache;
+* its clock starts, it resumes the runner's processes and names the call; the runner calls the model
+  on the shared inputs and answers with where the output lies (:func:`describe_output`);
+* the host stops every process of the runner again (host.RunnerProcess.halt) and only then stops its
+  clock, so that work left running after the answer counts;
+* it reads the output from the stopped process's memory (:class:`OutputReader`, /proc/PID/mem,
+  opened before any candidate code ran) and sums it (timing.Checksummer) on its own side.
+
+So the host's window holds a resume, two pipe messages, the call and a stop: nothing of forge's that
+the runner could make cheaper. Nothing outside the calls can run either: the runner stands stopped
+between them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import mmap
+import os
+
+import torch
+
+from forge_sandbox import timing
+
+# The memfd's size, fixed and sealed before the runner starts (its inputs' sizes are not known yet):
+# sparse, so only the pages written cost memory, and those a candidate writes are charged to it.
+SHARED_BYTES = 1 << 40
+ALIGN = 4096
+_MAX_ADDRESS = 1 << 63
+
+
+class SharedInputs:
+    """The memory a runner's timed inputs are staged in: a memfd the host creates, sizes and seals
+    before the runner starts (so that the candidate cannot shrink it under the host's mapping: a write
+    there would kill the host with SIGBUS), and maps once the inputs' shapes are known."""
+
+    def __init__(self) -> None:
+        self.fd = os.memfd_create("forge-inputs", os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
+        os.ftruncate(self.fd, SHARED_BYTES)
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        self.mapping: mmap.mmap | None = None
+        self.staging: timing.Staging | None = None
+        self.flush = timing.flush_buffer(torch.device("cpu"))
+
+    def inheritable_fd(self) -> int:
+        """A descriptor the runner inherits (the host's own stays close-on-exec)."""
+        child = os.dup(self.fd)
+        os.set_inheritable(child, True)
+        return child
+
+    def place(self, template: list) -> list:
+        """Lay out two sets of buffers shaped as ``template`` (a pool entry) and stage into them from now
+        on; return the layout the runner maps (``map_inputs``)."""
+        layout, offset = [], 0
+        for _ in range(2):
+            entries = []
+            for x in template:
+                if not isinstance(x, torch.Tensor):
+                    entries.append(None)
+                    continue
+                stride = list(torch.empty_like(x, device="meta").stride())
+                nbytes = _extent(list(x.shape), stride, x.element_size())
+                entries.append({"offset": offset, "shape": list(x.shape), "stride": stride,
+                                "dtype": str(x.dtype).removeprefix("torch."), "bytes": nbytes})  # fmt: skip
+                offset += -(-max(nbytes, 1) // ALIGN) * ALIGN
+            layout.append(entries)
+        if offset > SHARED_BYTES:
+            raise ValueError(f"the timed inputs take {offset} bytes, more than the {SHARED_BYTES} shared")
+        self.close_mapping()
+        self.mapping = mmap.mmap(self.fd, max(offset, ALIGN))
+        sets = [[x if e is None else _tensor_at(self.mapping, e) for x, e in zip(template, entries)]
+                for entries in layout]  # fmt: skip
+        self.staging = timing.Staging(template, sets)
+        return layout
+
+    def stage(self, which: int, source: list, shift: int, seed: int) -> None:
+        """Write a call's inputs into set ``which``, then evict the cache (the runner is stopped)."""
+        self.staging.fill(which, source, shift, seed)
+        self.flush.zero_()
+
+    def close_mapping(self) -> None:
+        if self.mapping is not None:
+            self.staging = None
+            try:
+                self.mapping.close()
+            except BufferError:  # a tensor still views it: freed with the last of them
+                pass
+            self.mapping = None
+
+    def close(self) -> None:
+        self.close_mapping()
+        os.close(self.fd)
+
+
+def map_inputs(fd: int, layout: list) -> tuple[mmap.mmap, list[list]]:
+    """The runner's side: the two sets of input tensors, over the memory the host stages into. Values
+    that are not tensors are the pool's (``None`` here: the caller fills them in)."""
+    end = max((e["offset"] + e["bytes"] for entries in layout for e in entries if e), default=0)
+    mapping = mmap.mmap(fd, max(-(-end // ALIGN) * ALIGN, ALIGN))
+    return mapping, [[None if e is None else _tensor_at(mapping, e) for e in entries] for entries in layout]
+
+
+def _tensor_at(mapping: mmap.mmap, entry: dict) -> torch.Tensor:
+    dtype = getattr(torch, entry["dtype"])
+    size = torch.empty((), dtype=dtype).element_size()
+    count = max(entry["bytes"] // size, 0)
+    flat = (
+        torch.frombuffer(mapping, dtype=dtype, count=count, offset=entry["offset"])
+        if count
+        else torch.empty(0, dtype=dtype)
+    )
+    return flat.as_strided(entry["shape"], entry["stride"])
+
+
+def _extent(shape: list[int], stride: list[int], itemsize: int) -> int:
+    """Bytes from a tensor's first element to past its last one (0 when it has none)."""
+    if any(n == 0 for n in shape):
+        return 0
+    return (sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * itemsize
+
+
+def describe_output(out) -> dict:
+    """The runner's answer for one call's output: where it lies in the runner's memory, for the host to
+    read while the runner is stopped. Anything but a plain CPU tensor is described as none."""
+    if type(out) is not torch.Tensor or out.device.type != "cpu":
+        return {"ptr": None, "type": f"{type(out).__module__}.{type(out).__qualname__}"}
+    return {"ptr": out.data_ptr(), "shape": list(out.shape), "stride": list(out.stride()),
+            "dtype": str(out.dtype).removeprefix("torch.")}  # fmt: skip
+
+
+class OutputUnreadable(Exception):
+    """What the runner said of an output does not describe memory the host can read, and why."""
+
+
+class OutputReader:
+    """Reads outputs out of one runner process's memory through /proc/PID/mem.
+
+    Opened before the candidate's code runs: the access check is made once, at open, so a process
+    that later makes itself undumpable is still read (and one that replaces its program is read as it
+    was, which shows as wrong outputs)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+
+    def read(self, description: dict, limit: int) -> torch.Tensor | None:
+        """The output ``description`` (describe_output) points at, copied out; None for no tensor.
+        ``limit``: the most bytes its layout may span (twice the reference's output, and a margin)."""
+        if not isinstance(description, dict):
+            raise OutputUnreadable("a malformed description of an output")
+        ptr = description.get("ptr")
+        if ptr is None:
+            return None
+        shape, stride, dtype = description.get("shape"), description.get("stride"), description.get("dtype")
+        if not (_int(ptr) and 0 <= ptr < _MAX_ADDRESS and _ints(shape) and _ints(stride) and len(shape) == len(stride)
+                and len(shape) <= 64 and all(n >= 0 for n in shape) and all(s >= 0 for s in stride)):  # fmt: skip
+            raise OutputUnreadable("a malformed description of an output")
+        kind = getattr(torch, dtype, None) if isinstance(dtype, str) and dtype.isidentifier() else None
+        if not isinstance(kind, torch.dtype):
+            raise OutputUnreadable(f"an output of no dtype torch knows ({str(dtype)[:40]!r})")
+        itemsize = torch.empty((), dtype=kind).element_size()
+        nbytes = _extent(shape, stride, itemsize)
+        if nbytes > limit or math.prod(shape) * itemsize > limit:
+            raise OutputUnreadable(f"an output of shape {shape} spanning {nbytes} bytes, more than the {limit} allowed")
+        buffer = bytearray(-(-nbytes // itemsize) * itemsize)
+        if nbytes:
+            try:
+                got = os.preadv(self.fd, [buffer], ptr)
+            except OSError as exc:
+                raise OutputUnreadable(f"an output the host could not read at {ptr:#x} ({exc.strerror})") from None
+            if got != nbytes:
+                raise OutputUnreadable(f"an output the host could read only {got} of {nbytes} bytes of")
+        flat = torch.frombuffer(buffer, dtype=kind) if buffer else torch.empty(0, dtype=kind)
+        return flat.as_strided(shape, stride).clone()
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _ints(values) -> bool:
+    return isinstance(values, list) and all(_int(v) for v in values)

@@ -1,0 +1,104 @@
+"""The CPU's timed calls with forge's harness on the host's side (hosted_calls): inputs staged by the
+host into memory it shares with the runner, outputs read by the host from the stopped runner."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from forge_sandbox import host, hosted_calls, timing
+
+
+def test_staged_inputs_are_what_the_runner_maps():
+    shared = hosted_calls.SharedInputs()
+    try:
+        template = [torch.randn(6, 5), 3, torch.arange(4, dtype=torch.int64), torch.randn(5, 6).t()]
+        layout = shared.place(template)
+        shared.stage(1, template, shift=2, seed=7)
+        _, sets = hosted_calls.map_inputs(shared.fd, layout)
+        # The same staging as the runner's own (timing.Staging) would make, in set 1, seen from the map.
+        own = timing.Staging(template).fill(1, template, 2, 7)
+        for mapped, want in zip(sets[1], own):
+            if isinstance(want, torch.Tensor):
+                assert torch.equal(mapped, want) and mapped.stride() == want.stride()
+            else:
+                assert mapped is None  # not a tensor: the runner's pool gives the value
+    finally:
+        shared.close()
+
+
+def test_the_shared_memory_cannot_be_shrunk_under_the_hosts_mapping():
+    # A candidate truncating the file the host has mapped would make the host's next write a SIGBUS.
+    shared = hosted_calls.SharedInputs()
+    try:
+        child = shared.inheritable_fd()
+        with pytest.raises(PermissionError):
+            os.ftruncate(child, 4096)
+        os.close(child)
+        assert os.fstat(shared.fd).st_size == hosted_calls.SHARED_BYTES
+    finally:
+        shared.close()
+
+
+def test_an_output_is_read_as_it_lies_in_the_process_memory():
+    reader = hosted_calls.OutputReader(os.getpid())
+    try:
+        base = torch.randn(8, 6)
+        for out in (base, base.t(), base[:, 1:4], torch.zeros(0, 3), base.to(torch.float64)[2]):
+            got = reader.read(hosted_calls.describe_output(out), limit=1 << 20)
+            assert torch.equal(got, out) and got.dtype == out.dtype
+        assert reader.read(hosted_calls.describe_output([base]), limit=1 << 20) is None  # not a tensor
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize(
+    "description, why",
+    [
+        ({"ptr": 4096, "shape": [1 << 40], "stride": [1], "dtype": "float32"}, "more than"),
+        ({"ptr": 4096, "shape": [1 << 40], "stride": [0], "dtype": "float32"}, "more than"),  # a broadcast
+        ({"ptr": 4096, "shape": [4], "stride": [1], "dtype": "os.system"}, "no dtype"),
+        ({"ptr": 4096, "shape": [4], "stride": [1], "dtype": "Tensor"}, "no dtype"),
+        ({"ptr": -1, "shape": [4], "stride": [1], "dtype": "float32"}, "malformed"),
+        ({"ptr": 4096, "shape": [4], "stride": [-1], "dtype": "float32"}, "malformed"),
+        ({"ptr": 4096, "shape": ["4"], "stride": [1], "dtype": "float32"}, "malformed"),
+        ({"ptr": 16, "shape": [4], "stride": [1], "dtype": "float32"}, "could not read"),  # nothing mapped there
+        ("ptr", "malformed"),
+    ],
+)
+def test_a_description_that_is_not_readable_memory_is_refused(description, why):
+    reader = hosted_calls.OutputReader(os.getpid())
+    try:
+        with pytest.raises(hosted_calls.OutputUnreadable, match=why):
+            reader.read(description, limit=1 << 20)
+    finally:
+        reader.close()
+
+
+def test_halt_stops_the_worker_and_what_it_forked_and_release_resumes_them(tmp_path):
+    script = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.fork()\n"  # a grandchild too
+        "while True:\n"
+        "    time.sleep(0.001)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    runner = host.RunnerProcess.__new__(host.RunnerProcess)
+    runner.proc, runner.halted, runner.worker, runner.reaper = proc, set(), proc.pid, 0
+    try:
+        time.sleep(1.0)
+        tree = set(host.runner_processes(proc.pid, "no-token"))
+        assert len(tree) == 3
+        runner.halt()
+        assert runner.halted == tree
+        assert all(host._stat_fields(pid)[0] in "tT" for pid in tree)
+        runner.release()
+        time.sleep(0.1)
+        assert all(host._stat_fields(pid)[0] not in "tT" for pid in tree)
+    finally:
+        host.kill_group_and_strays(proc.pid, "no-token")
+        proc.wait()
