@@ -2,6 +2,7 @@
 host into memory it shares with the runner, outputs read by the host from the stopped runner."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -9,7 +10,7 @@ import time
 import pytest
 import torch
 
-from forge_sandbox import host, hosted_calls, timing
+from forge_sandbox import host, hosted_calls, runner_cgroups, timing
 
 
 def test_staged_inputs_are_what_the_runner_maps():
@@ -88,7 +89,7 @@ def test_halt_stops_the_worker_and_what_it_forked_and_release_resumes_them(tmp_p
     )
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     runner = host.RunnerProcess.__new__(host.RunnerProcess)
-    runner.proc, runner.halted, runner.worker, runner.reaper = proc, set(), proc.pid, 0
+    runner.proc, runner.halted, runner.worker, runner.reaper, runner.freezer = proc, set(), proc.pid, 0, None
     try:
         time.sleep(1.0)
         tree = set(host.runner_processes(proc.pid, "no-token"))
@@ -101,4 +102,85 @@ def test_halt_stops_the_worker_and_what_it_forked_and_release_resumes_them(tmp_p
         assert all(host._stat_fields(pid)[0] not in "tT" for pid in tree)
     finally:
         host.kill_group_and_strays(proc.pid, "no-token")
+        proc.wait()
+
+
+def _tree_runner(script: str):
+    """A process running ``script`` (its own session), and a bare RunnerProcess around it for halt/release."""
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    runner = host.RunnerProcess.__new__(host.RunnerProcess)
+    runner.proc, runner.halted, runner.worker, runner.reaper, runner.freezer = proc, set(), proc.pid, 0, None
+    return proc, runner
+
+
+def _cpu_s(pids) -> float:
+    return host.ThreadTimes.read(sorted(pids)).total
+
+
+# A worker whose child resumes the worker's other child the moment the host has stopped it (red team
+# review of the hosted calls: a process not yet stopped undoing the stop of one already stopped).
+GUARDED = """
+import os, signal, time
+parent = os.getpid()
+if os.fork() == 0:  # the guardian, its parent's first child: the host's walk stops it last
+    while True:
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children") as f:
+                siblings = [int(p) for p in f.read().split() if int(p) != os.getpid()]
+            for pid in siblings:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] in "tT":
+                        os.kill(pid, signal.SIGCONT)
+        except (OSError, ValueError):
+            pass
+if os.fork() == 0:  # the spinner
+    while True:
+        pass
+while True:
+    time.sleep(0.001)
+"""
+
+
+def test_halt_outlasts_a_process_that_resumes_another():
+    proc, runner = _tree_runner(GUARDED)
+    try:
+        time.sleep(1.0)
+        tree = set(host.runner_processes(proc.pid, "no-token"))
+        assert len(tree) == 3
+        for _ in range(20):
+            runner.halt()
+            before = _cpu_s(tree)
+            time.sleep(0.05)
+            assert _cpu_s(tree) - before < 0.005, "a process of the runner ran while it was halted"
+            runner.release()
+    finally:
+        host.kill_group_and_strays(proc.pid, "no-token")
+        proc.wait()
+
+
+def test_a_freezer_stops_every_task_forks_included_and_no_signal_thaws_it():
+    group, why_not = runner_cgroups.make("freezer", 0)
+    if group is None:
+        pytest.skip(f"no freezer group here: {why_not}")
+    proc, runner = _tree_runner(GUARDED.replace("time.sleep(0.001)", "os.fork() == 0 and os._exit(0)"))
+    try:
+        assert group.enter([proc.pid]) == ""
+        runner.freezer = group
+        time.sleep(1.0)
+        tree = set(group.tasks())
+        for _ in range(5):
+            runner.halt()
+            before = _cpu_s(tree)
+            for pid in tree:
+                os.kill(pid, signal.SIGCONT)  # a signal does not thaw a frozen task
+            time.sleep(0.05)
+            assert _cpu_s(tree) - before < 0.005
+            runner.release()
+        time.sleep(0.05)
+        before = _cpu_s(tree)
+        time.sleep(0.05)
+        assert _cpu_s(tree) - before > 0.01  # thawed, the spinner spins again
+    finally:
+        host.kill_group_and_strays(proc.pid, "no-token")
+        group.close()
         proc.wait()

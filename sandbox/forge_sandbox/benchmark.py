@@ -98,6 +98,7 @@ class Benchmark:
         reference_ops: set[str],
         triton_interpreted: bool = False,
         pool_path: str = "",
+        output_shape: tuple = (),
     ) -> None:
         """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
         ``triton_interpreted``: the candidate's Triton kernels run on numpy (the CPU's interpreter), so
@@ -107,6 +108,7 @@ class Benchmark:
         self.sides = sides
         self.hosted = False  # the host stages and reads each timed call (_run decides)
         self.pool_path = pool_path
+        self.output_shape = list(output_shape)  # the reference's, which a hosted candidate output must have
         self.pool_inputs: list[list] = []  # hosted: the pool, on the host
         self.on_cuda = on_cuda
         self.blocks = blocks
@@ -370,14 +372,14 @@ class Benchmark:
         if sides.read_step(side, stage).get("ready") != 0:
             raise Malformed(stage, "a step out of order before the first call")
         try:
-            runner.halt()
+            sides.halt(side, stage)
             for i, (slot, shift, seed) in enumerate(calls):
                 shared.stage(i % 2, self.pool_inputs[slot], shift, seed)
                 start, start_ns = time.perf_counter(), time.monotonic_ns()
                 runner.release()
                 sides.send_step(side, {"go": i, "which": i % 2, "census": i == census_at}, stage)
                 done = sides.read_step(side, stage)
-                runner.halt()
+                sides.halt(side, stage)
                 windows.append((time.perf_counter() - start) * 1e3)
                 host_windows.append((start_ns, time.monotonic_ns()))
                 ms, span = done.get("ms"), done.get("span")
@@ -406,6 +408,14 @@ class Benchmark:
         return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept)
 
     def _read_output(self, side: str, reader: hosted_calls.OutputReader, description, limit: int):
+        """A timed output, read by the host; the candidate's must have the reference's shape and dtype
+        (the host sums it with weights of its size, which a stream of other sizes would multiply)."""
+        if side == CANDIDATE and isinstance(description, dict) and description.get("ptr") is not None:
+            want = [self.output_shape, str(self.expected_dtype).removeprefix("torch.")]
+            got = [description.get("shape"), description.get("dtype")]
+            if got != want:
+                raise Stop(INCORRECT, f"a timed output of shape and dtype {repr(got)[:120]}, where the reference's are "
+                           f"{want}", stage="benchmark")  # fmt: skip
         try:
             return reader.read(description, limit)
         except hosted_calls.OutputUnreadable as exc:

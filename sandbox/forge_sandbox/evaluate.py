@@ -299,7 +299,8 @@ class _Pipeline:
         if config == 0:
             self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=expected[0].dtype,
                                              output_bytes=expected[0].numel() * expected[0].element_size(),
-                                             overrides=record["overrides"])  # fmt: skip
+                                             overrides=record["overrides"],
+                                             output_shape=tuple(expected[0].shape))  # fmt: skip
             split = reply.get("split")
             if not self.on_cuda and isinstance(split, dict):
                 self.verdict.own_share = evidence.own_share_from_split(split)
@@ -353,6 +354,7 @@ class _Pipeline:
             threads=self.opt.threads or 0,
             expected_dtype=timed.output_dtype,
             output_bytes=timed.output_bytes,
+            output_shape=timed.output_shape,
             tolerance=self.tolerance,
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,

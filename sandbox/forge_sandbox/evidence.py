@@ -31,6 +31,7 @@ class TimedShape:
     output_dtype: torch.dtype
     output_bytes: int
     overrides: dict
+    output_shape: tuple = ()
 
 
 def ptxas_lines(log: str) -> str:

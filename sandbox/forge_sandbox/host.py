@@ -123,6 +123,7 @@ class RunnerProcess:
         # The process that answers the host, and (isolated) the namespace's first one, its parent: both
         # named by ``worker_pid`` before any candidate code runs.
         self.worker, self.reaper = self.proc.pid, 0
+        self.freezer = None  # a runner_cgroups.RunnerGroup of the freezer, once the host made one (halt)
 
     def _alive(self) -> bool:
         if self.watch is not None and not self.watch_failure:
@@ -225,9 +226,10 @@ class RunnerProcess:
         return self.thread_times().total
 
     def thread_times(self) -> ThreadTimes:
-        """CPU time so far of every thread of every process of the runner, read from outside it; not
-        forge's reaper's (isolation.settle), which each stop and resume of its child wakes."""
-        return ThreadTimes.read([pid for pid in self.processes() if pid != self.reaper])
+        """CPU time so far of every thread of every process of the runner, read from outside it; of forge's
+        reaper (isolation.settle), which each stop and resume of its child wakes, only the time of the
+        processes it reaped (orphans, and children made as the worker's siblings)."""
+        return ThreadTimes.read(self.processes(), reapers=(self.reaper,))
 
     def resume(self, cpu_before: float) -> float:
         """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""
@@ -240,32 +242,56 @@ class RunnerProcess:
         self.paused = set()
         return max(0.0, used)
 
-    def halt(self) -> None:
-        """Stop the runner's worker and every process under it, each read for its children once it stands
-        still (so that one forked meanwhile is found): what the host does after each timed call on the
-        CPU (hosted_calls), a few system calls a process where ``pause`` reads all of /proc. An isolated
-        runner's orphans come to its namespace's first process, whose children are read last; a stray
-        that a runner without namespaces double-forked leaves the tree (``pause``, around each block,
-        finds those)."""
-        todo = [self.worker]
-        while todo:
-            pid = todo.pop()
-            if pid in self.halted:
-                continue
-            try:
-                os.kill(pid, signal.SIGSTOP)
-            except OSError:
-                continue
-            self.halted.add(pid)
-            _wait_stopped({pid}, threads=True)
-            todo.extend(_children(pid))
-            if not todo and self.reaper:
-                # Orphans go to the namespace's first process (forge's, waiting only: not stopped, as waking
-                # it for nothing would charge its CPU to the candidate); read last, once the rest stand still.
-                todo.extend(c for c in _children(self.reaper) if c not in self.halted)
+    def halt(self, timeout: float = 1.0) -> None:
+        """Stop every process of the runner: what the host does after each timed call on the CPU
+        (hosted_calls). With a freezer group (runner_cgroups), all of its tasks at once: one forked
+        meanwhile is born frozen, and no signal thaws it. Without one, the runner's worker and every
+        process under it, each read for its children once it stands still, pass after pass until one
+        finds every process stopped and none new (a process that resumes another, or one forked as
+        another's sibling, is stopped again or found by the next pass; seccomp refuses CLONE_PARENT),
+        a few system calls a process where ``pause`` reads all of /proc. An isolated runner's orphans
+        come to its namespace's first process (forge's), whose children are read each pass; a stray
+        that a runner without namespaces double-forked leaves the tree. Not all stopped within
+        ``timeout``: RunnerFailure (the runner is killed)."""
+        if self.freezer is not None:
+            if not self.freezer.freeze(timeout):
+                raise self._fail(
+                    "limit", f"its processes could not all be frozen within {timeout:g} s after a timed call"
+                )
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            moved, seen = False, set()
+            todo = [self.worker]
+            while todo:
+                pid = todo.pop()
+                if pid in seen:
+                    continue
+                seen.add(pid)
+                if not _all_stopped(pid):
+                    try:
+                        os.kill(pid, signal.SIGSTOP)
+                    except OSError:
+                        continue
+                    moved = True
+                    # Briefly: another process may be resuming this one; stopped too, the next pass settles it.
+                    _wait_stopped({pid}, 0.01, threads=True)
+                self.halted.add(pid)
+                todo.extend(_children(pid))
+                if not todo and self.reaper:
+                    # Forge's reaper is not stopped (waking it for nothing would charge the candidate).
+                    todo.extend(c for c in _children(self.reaper) if c not in seen)
+            if not moved:
+                return
+            if time.monotonic() > deadline:
+                raise self._fail("limit", f"its processes could not all be stopped within {timeout:g} s after a timed "
+                                 "call (one resumed another, or would not stop)")  # fmt: skip
 
     def release(self) -> None:
-        """SIGCONT what ``halt`` stopped."""
+        """Resume what ``halt`` stopped."""
+        if self.freezer is not None:
+            self.freezer.thaw()
+            return
         for pid in self.halted:
             try:
                 os.kill(pid, signal.SIGCONT)
@@ -309,6 +335,11 @@ class RunnerProcess:
     def kill(self) -> None:
         """Kill the whole process group (compilers and anything the candidate started), and strays."""
         kill_group_and_strays(self.proc.pid, self.token)
+        if self.freezer is not None:
+            try:
+                self.freezer.thaw()  # a frozen task dies of SIGKILL only once thawed
+            except OSError:
+                pass
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
@@ -497,6 +528,17 @@ def _wait_stopped(pids: set[int], timeout: float = 1.0, threads: bool = False) -
             os.sched_yield()
 
 
+def _all_stopped(pid: int) -> bool:
+    """Whether every thread of ``pid`` stands stopped (or the process is gone)."""
+    for tid in _tids(pid):
+        try:
+            if _stat_fields(pid, tid)[0] not in ("T", "t", "X", "Z"):
+                return False
+        except (OSError, IndexError):
+            continue
+    return True
+
+
 def _tids(pid: int) -> list[int | None]:
     try:
         return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
@@ -536,7 +578,8 @@ class ThreadTimes:
     processes: dict[int, float] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, pids: list[int]) -> ThreadTimes:
+    def read(cls, pids: list[int], reapers: tuple[int, ...] = ()) -> ThreadTimes:
+        """``reapers``: processes of forge's whose own time is not the runner's, only their children's."""
         threads: dict[tuple[int, int], float] = {}
         processes: dict[int, float] = {}
         reaped = 0
@@ -544,6 +587,8 @@ class ThreadTimes:
             try:
                 fields = _stat_fields(pid)
                 reaped += int(fields[13]) + int(fields[14])  # cutime, cstime
+                if pid in reapers:
+                    continue
                 processes[pid] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
                 tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
             except (OSError, ValueError, IndexError):
@@ -598,6 +643,7 @@ class ResourceWatch:
     def __init__(self, runner: RunnerProcess, limit_bytes: int, max_tasks: int, every_s: float = 0.05) -> None:
         self.runner, self.limit, self.max_tasks, self.every_s = runner, limit_bytes, max_tasks, every_s
         self.charged = lambda: 0  # set once the runner is in a memory group (runner_cgroups)
+        self.unmapped = lambda: 0  # memory of the host's that the runner can fill without mapping it (hosted_calls)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="forge-resource-watch", daemon=True)
         self._thread.start()
@@ -605,7 +651,7 @@ class ResourceWatch:
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
             resident, tasks = resident_and_tasks(self.runner.processes())
-            used = max(resident, self.charged())
+            used = max(resident + self.unmapped(), self.charged())
             if used > self.limit:
                 held = f"held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB allowed"
             elif tasks > self.max_tasks:

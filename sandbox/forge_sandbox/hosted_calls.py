@@ -52,6 +52,17 @@ class SharedInputs:
         self.staging: timing.Staging | None = None
         self.flush = timing.flush_buffer(torch.device("cpu"))
 
+    def beyond_the_inputs(self) -> int:
+        """Bytes of the memfd in use beyond the inputs laid out in it: what the runner wrote there without
+        a mapping the host can see (pwrite, fallocate), which no process's resident count shows."""
+        mapping = self.mapping  # the host's watch thread asks while the mapping may be replaced
+        try:
+            used = os.fstat(self.fd).st_blocks * 512
+            inputs = len(mapping) if mapping is not None else 0
+        except (OSError, ValueError):
+            return 0
+        return max(0, used - inputs)
+
     def inheritable_fd(self) -> int:
         """A descriptor the runner inherits (the host's own stays close-on-exec)."""
         child = os.dup(self.fd)
@@ -112,7 +123,7 @@ def map_inputs(fd: int, layout: list) -> tuple[mmap.mmap, list[list]]:
 
 def _tensor_at(mapping: mmap.mmap, entry: dict) -> torch.Tensor:
     dtype = getattr(torch, entry["dtype"])
-    size = torch.empty((), dtype=dtype).element_size()
+    size = dtype.itemsize
     count = max(entry["bytes"] // size, 0)
     flat = (
         torch.frombuffer(mapping, dtype=dtype, count=count, offset=entry["offset"])
@@ -168,7 +179,7 @@ class OutputReader:
         kind = getattr(torch, dtype, None) if isinstance(dtype, str) and dtype.isidentifier() else None
         if not isinstance(kind, torch.dtype):
             raise OutputUnreadable(f"an output of no dtype torch knows ({str(dtype)[:40]!r})")
-        itemsize = torch.empty((), dtype=kind).element_size()
+        itemsize = kind.itemsize
         nbytes = _extent(shape, stride, itemsize)
         if nbytes > limit or math.prod(shape) * itemsize > limit:
             raise OutputUnreadable(f"an output of shape {shape} spanning {nbytes} bytes, more than the {limit} allowed")
@@ -180,8 +191,11 @@ class OutputReader:
                 raise OutputUnreadable(f"an output the host could not read at {ptr:#x} ({exc.strerror})") from None
             if got != nbytes:
                 raise OutputUnreadable(f"an output the host could read only {got} of {nbytes} bytes of")
-        flat = torch.frombuffer(buffer, dtype=kind) if buffer else torch.empty(0, dtype=kind)
-        return flat.as_strided(shape, stride).clone()
+        try:  # a dtype torch knows but cannot view bytes as (bits, sub-byte integers) is no output either
+            flat = torch.frombuffer(buffer, dtype=kind) if buffer else torch.empty(0, dtype=kind)
+            return flat.as_strided(shape, stride).clone()
+        except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
+            raise OutputUnreadable(f"an output of dtype {dtype} that cannot be read ({type(exc).__name__})") from None
 
     def close(self) -> None:
         os.close(self.fd)

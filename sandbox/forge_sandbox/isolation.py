@@ -515,9 +515,12 @@ _NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220
 _REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311),
             "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271)}  # fmt: skip
 _AF_UNIX, _AF_VSOCK = 1, 40
-# clone(2) flags that make a new namespace: CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC,
-# NEWUSER, NEWPID and NEWNET.
+# clone(2) flags refused: those that make a new namespace (CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS,
+# NEWIPC, NEWUSER, NEWPID and NEWNET), and CLONE_PARENT, whose child is its parent's sibling: born
+# under a process the host may already have read for children while it stops the runner's tree after
+# a timed call (host.RunnerProcess.halt, where no freezer group holds the runner).
 _CLONE_NAMESPACES = 0x80 | 0x20000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+_CLONE_PARENT = 0x8000
 
 
 class _SockFilter(ctypes.Structure):
@@ -573,7 +576,7 @@ def filter_system_calls() -> None:
         (jeq, nr_socket, "socket", "allow"),
         "clone",
         (ld, 16),  # args[0]: the flags
-        (jset, _CLONE_NAMESPACES, "refuse", "allow"),
+        (jset, _CLONE_NAMESPACES | _CLONE_PARENT, "refuse", "allow"),
         "socket",
         (ld, 16),  # args[0]: the address family
         (jeq, _AF_UNIX, "refuse", None),

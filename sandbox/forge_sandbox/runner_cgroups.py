@@ -16,8 +16,13 @@ they start is born in them:
   the runner beyond its memory limit; the group's hard limit, a little above, lets the kernel stop
   an allocation faster than the watch reads (its OOM killer then picks inside the group only).
 
+- freezer: after each timed call on the CPU the host stops every task of the runner at once
+  (:meth:`RunnerGroup.freeze`): a task forked meanwhile is born frozen, and no SIGCONT of another
+  task undoes it (hosted_calls). Both runners get one, so that stopping costs both sides alike.
+
 Where the host may not make one (no such controller, or cgroup v2 without it delegated to the host's
-group), :func:`make` says why and the host's resource watch counts what /proc shows (host.ResourceWatch).
+group), :func:`make` says why and the host's resource watch counts what /proc shows (host.ResourceWatch);
+without a freezer the host stops the runner's process tree with signals (host.RunnerProcess.halt).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ _V2_ROOT = "/sys/fs/cgroup"
 
 
 class RunnerGroup:
-    """One cgroup of one controller ("pids" or "memory"), made for one runner and removed with it."""
+    """One cgroup of one controller ("pids", "memory" or "freezer"), made for one runner and removed with it."""
 
     def __init__(self, controller: str, path: str, v2: bool = False) -> None:
         self.controller, self.path, self.v2 = controller, path, v2
@@ -75,6 +80,26 @@ class RunnerGroup:
         stat = self._stat("memory.stat")
         return stat.get("total_rss", 0) + stat.get("total_shmem", 0) + stat.get("total_swap", 0)
 
+    def freeze(self, timeout: float) -> bool:
+        """freezer: stop every task of the group; whether all stood frozen within ``timeout`` seconds.
+        Waited for by spinning (yielding the core): this is inside a timed window."""
+        _write(os.path.join(self.path, "cgroup.freeze" if self.v2 else "freezer.state"), "1" if self.v2 else "FROZEN")
+        start = time.monotonic()
+        while not self._frozen():
+            if time.monotonic() - start > timeout:
+                return False
+            os.sched_yield()
+        return True
+
+    def thaw(self) -> None:
+        _write(os.path.join(self.path, "cgroup.freeze" if self.v2 else "freezer.state"), "0" if self.v2 else "THAWED")
+
+    def _frozen(self) -> bool:
+        if self.v2:
+            return self._stat("cgroup.events").get("frozen") == 1
+        with open(os.path.join(self.path, "freezer.state")) as f:
+            return f.read().strip() == "FROZEN"
+
     def _stat(self, name: str) -> dict[str, int]:
         values = {}
         try:
@@ -97,7 +122,12 @@ class RunnerGroup:
     def close(self) -> None:
         """Kill what is left in the group and remove it (a group with tasks cannot be removed). Where the
         kernel has cgroup.kill (v2, Linux 5.14), it kills them all at once, a fork on the way included;
-        otherwise one by one until none is left."""
+        otherwise one by one until none is left. A frozen group is thawed first (its tasks die only then)."""
+        if self.controller == "freezer" or self.v2:
+            try:
+                self.thaw()
+            except OSError:
+                pass
         try:
             with open(os.path.join(self.path, "cgroup.kill"), "w") as f:
                 f.write("1")
@@ -126,7 +156,7 @@ class RunnerGroup:
 
 def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | None, str]:
     """A new group of ``controller`` ("pids": at most ``bound`` tasks; "memory": a hard limit of
-    ``bound`` bytes), or (None, why none could be made)."""
+    ``bound`` bytes; "freezer": ``bound`` unused), or (None, why none could be made)."""
     where, v2, why = _parent(controller)
     if not where:
         return None, why
@@ -137,6 +167,11 @@ def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | Non
     except OSError as exc:
         return None, f"no {controller} group could be made in {where} ({exc.strerror})"
     group = RunnerGroup(controller, path, v2)
+    if controller == "freezer":
+        if not os.path.exists(os.path.join(path, "cgroup.freeze" if v2 else "freezer.state")):
+            group.close()
+            return None, f"no freezer in {where}"
+        return group, ""
     setting = {("pids", False): "pids.max", ("pids", True): "pids.max",
                ("memory", False): "memory.limit_in_bytes", ("memory", True): "memory.max"}[controller, v2]  # fmt: skip
     try:
@@ -187,6 +222,8 @@ def _parent(controller: str) -> tuple[str, bool, str]:
                 return group, False, ""
     if own_v2 is not None:
         group = _V2_ROOT + own_v2.rstrip("/")
+        if controller == "freezer":  # no controller: every v2 group but the root has cgroup.freeze
+            return group, True, ""
         try:
             with open(os.path.join(group, "cgroup.subtree_control")) as f:
                 if controller in f.read().split():

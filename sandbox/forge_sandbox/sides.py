@@ -72,6 +72,7 @@ class Sides:
         self.runners: list[RunnerProcess] = []
         self.resource_watches: list[ResourceWatch] = []
         self.groups: dict[str, runner_cgroups.RunnerGroup] = {}  # the candidate's, by controller (limit_candidate)
+        self.ref_groups: dict[str, runner_cgroups.RunnerGroup] = {}  # the reference's freezer (_give_freezers)
         self.first_bases: dict[int, dict[str, set[int]]] = {}  # read_library_bases
         self.cand_hello: dict | None = None  # hello_candidate
         self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
@@ -95,6 +96,10 @@ class Sides:
 
     def _start_reference(self) -> RunnerProcess:
         env = {**isolation.reference_cache_environment(), **self._thread_environment()}
+        # Inductor compiles in a pool of worker processes otherwise: they would stay in the reference's
+        # process tree, and stopping them after each timed call would lengthen the reference's overhead,
+        # which the host takes off the candidate's window (RunnerProcess.halt).
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         with self._shared_fd("reference") as fd:
             return self._keep(RunnerProcess("reference", os.path.join(self.workdir, "reference"), self.opt.device,
                                             env=env, extra_args=self._thread_args(), shared_fd=fd))  # fmt: skip
@@ -137,6 +142,14 @@ class Sides:
         finally:
             if fd >= 0:
                 os.close(fd)
+
+    def halt(self, side: str, stage: str) -> None:
+        """Stop every process of a side's runner after a timed call (RunnerProcess.halt)."""
+        runner = self.runner(side)
+        try:
+            runner.halt()
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, runner.role, stage) from None
 
     def open_output_readers(self) -> str:
         """Open both runners' memory for the host's reading of timed outputs (hosted_calls.OutputReader),
@@ -188,10 +201,29 @@ class Sides:
             how[controller] = f"a {controller} cgroup" if not why_not else f"counted by the host ({why_not})"
         if "memory" in self.groups:
             self.cand_watch.charged = self.groups["memory"].charged
+        elif "candidate" in self.shared:
+            self.cand_watch.unmapped = self.shared["candidate"].beyond_the_inputs
         return {
             "tasks": f"at most {runner_cgroups.MAX_TASKS} threads and processes ({how['pids']})",
             "memory": f"at most {self.memory_limit() / 2**30:.1f} GiB held ({how['memory']})",
+            "stopping": self._give_freezers(),
         }
+
+    def _give_freezers(self) -> str:
+        """A freezer group for each runner (RunnerProcess.halt), or for neither: stopping costs both sides
+        alike. Says how their processes are stopped after each timed call."""
+        made = {}
+        for role, runner, groups in (("candidate", self.cand, self.groups), ("reference", self.ref, self.ref_groups)):
+            group = next((g for g in groups.values() if g.v2), None)  # a task is in one v2 group only
+            if group is None:
+                group, why_not = runner_cgroups.make("freezer", 0)
+                why_not = why_not or group.enter(runner.processes())
+                if why_not:
+                    return f"signals down each runner's process tree (no freezer for the {role}'s: {why_not})"
+                groups["freezer"] = group
+            made[role] = group
+        self.cand.freezer, self.ref.freezer = made["candidate"], made["reference"]
+        return "a freezer cgroup for each runner"
 
     def read_library_bases(self) -> None:
         """Where the candidate runner's installed libraries are loaded, read before any of its code runs
@@ -226,7 +258,7 @@ class Sides:
             watch.stop()
         for runner in self.runners:
             runner.close()
-        for group in self.groups.values():
+        for group in [*self.groups.values(), *self.ref_groups.values()]:
             group.close()
         for resource in [*self.readers.values(), *self.shared.values()]:
             resource.close()

@@ -140,7 +140,7 @@ def _timed_and_counter():
     f = c.tb.tb_frame
     timed, counter = False, None
     while f is not None:
-        if f.f_code.co_name in ("time_calls", "_time_calls"):
+        if f.f_code.co_name in ("time_calls", "_time_calls", "time_hosted_calls"):
             timed = True
         me = f.f_locals.get("self")
         if me is not None and hasattr(me, "counter") and hasattr(me.counter, "seconds_by_backend"):
