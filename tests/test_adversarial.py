@@ -354,7 +354,7 @@ from forge_sandbox import isolation
 isolation.filter_system_calls()
 libc = ctypes.CDLL(None, use_errno=True)
 results = []
-for family in (socket.AF_UNIX, socket.AF_VSOCK):
+for family in (socket.AF_UNIX, socket.AF_VSOCK, 38):  # 38: AF_ALG
     try:
         socket.socket(family, socket.SOCK_STREAM)
         results.append("created")
@@ -362,6 +362,9 @@ for family in (socket.AF_UNIX, socket.AF_VSOCK):
         results.append(errno.errorcode[exc.errno])
 params = ctypes.create_string_buffer(120)
 results.append("io_uring " + ("refused" if libc.syscall(425, 8, params) == -1 and ctypes.get_errno() == errno.EPERM else "open"))
+context = ctypes.c_ulong(0)  # io_setup: the kernel's asynchronous I/O
+results.append("aio " + ("refused" if libc.syscall(206 if os.uname().machine == "x86_64" else 0, 8, ctypes.byref(context))
+                         == -1 and ctypes.get_errno() == errno.EPERM else "open"))
 for flag in (0x20000000, 0x10000000, 0x40000000):  # CLONE_NEWPID, CLONE_NEWUSER, CLONE_NEWNET
     results.append("unshare " + ("refused" if libc.unshare(flag) != 0 else "made"))
     pid = os.fork() if flag != 0x20000000 else -1
@@ -394,7 +397,10 @@ print(" ".join(results))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["EPERM", "EPERM", "io_uring", "refused"] + ["unshare", "refused"] * 3 + [
+    assert out.stdout.split() == ["EPERM", "EPERM", "EPERM", "io_uring", "refused", "aio", "refused"] + [
+        "unshare",
+        "refused",
+    ] * 3 + [
         "ptrace",
         "refused",
         "writev",
@@ -482,18 +488,22 @@ def test_gpu_honest_passes():
 # ---- evaluator round 2: what needs a test of its own ------------------------------------
 
 
-def test_a_child_process_that_loads_the_machine_gains_nothing():
-    # Without the static check (it refuses os.fork) the busy child lives on. While a reference block runs
-    # every process of the candidate is stopped and shows no CPU time (that check stays silent: the child
-    # was stopped); while its own blocks run, its processes use more CPU than its one thread allows.
-    verdict = cpu_eval("cheat_busy_child", static_checks=False)
-    assert verdict.status == "rejected" and "CPU cores while timed" in verdict.reasons[0], verdict.reasons
-
-
-def test_a_native_thread_that_loads_the_machine_gains_nothing():
-    assert cpu_eval("cheat_native_thread").status == "rejected"  # std::thread in its C++ source
-    verdict = cpu_eval("cheat_native_thread", static_checks=False, timeout=240.0)
-    assert verdict.status == "rejected" and "CPU cores while timed" in verdict.reasons[0], verdict.reasons
+@pytest.mark.parametrize("name", ["cheat_busy_child", "cheat_native_thread"])
+def test_a_process_or_thread_that_loads_the_machine_gains_nothing(name):
+    # A child process (the static check refuses os.fork) or a native thread (std::thread in its C++ source)
+    # streams memory whenever the candidate is not in a call of its own, so that the reference is timed on
+    # a loaded machine (red team: 3-5x slower). Its processes stand stopped while the reference is timed,
+    # and on the CPU between its own calls too (hosted calls): the load never meets the reference. It
+    # passes at its kernel's figure, or is rejected for keeping more cores busy than its thread count.
+    if name == "cheat_native_thread":
+        assert cpu_eval(name).status == "rejected"
+    verdict = cpu_eval(name, static_checks=False, timeout=240.0)
+    assert verdict.status in {"passed", "rejected"}, verdict.reasons
+    if verdict.status == "rejected":  # more cores than its thread, or (its load met at a stop) the host's clock
+        assert any(words in verdict.reasons[0] for words in ("CPU cores while timed", "do not add up")), verdict.reasons
+    else:
+        honest = cpu_eval("honest_triton")
+        assert verdict.reference_ms < 2 * honest.reference_ms, (verdict.reference_ms, honest.reference_ms)
 
 
 def test_junk_in_a_candidates_cache_does_not_outlive_its_evaluation(tmp_path, monkeypatch):
@@ -568,7 +578,10 @@ def test_what_the_candidates_process_reports_cannot_lower_its_figure(name, hones
     # The host's window around each call, less the reference's typical overhead, is a floor under
     # the figure: the same kernel gets about the honest figure, or the report is rejected outright.
     verdict = cpu_eval(name, task="softmax_wide", static_checks=False)
-    assert verdict.status in {"passed", "rejected"}, verdict.reasons
+    # An output computed only when first read is not there when the host reads it (hosted calls): incorrect.
+    assert verdict.status in {"passed", "rejected"} | ({"incorrect"} if name == "cheat_lazy_fault_output" else set()), (
+        verdict.reasons
+    )
     if verdict.status == "passed":
         assert verdict.speedup <= 3 * honest_softmax_speedup, (verdict.speedup, honest_softmax_speedup)
 
@@ -698,6 +711,7 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             "numpy or a BLAS",
             "a library installed on the machine",
             "had other memory mapped over it",
+            "CPU cores while timed",  # a helper computing beside a runner that waits busily for it
         )  # fmt: skip
     ), reason
 

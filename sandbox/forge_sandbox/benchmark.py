@@ -58,6 +58,10 @@ QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a 
 # (~0.1 of a core over a 0.1 s block) and the runner's other threads.
 CORES_SLACK = 0.25
 KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
+# How long the host polls for a hosted call's answer before it sleeps: a host asleep through a call of
+# milliseconds wakes late (a tick or more here), which the reference's short calls do not show, so the
+# candidate's longer calls would carry it unexplained.
+SPIN_S = 0.1
 
 
 @dataclass
@@ -378,7 +382,7 @@ class Benchmark:
                 start, start_ns = time.perf_counter(), time.monotonic_ns()
                 runner.release()
                 sides.send_step(side, {"go": i, "which": i % 2, "census": i == census_at}, stage)
-                done = sides.read_step(side, stage)
+                done = sides.read_step(side, stage, spin_s=SPIN_S)
                 sides.halt(side, stage)
                 windows.append((time.perf_counter() - start) * 1e3)
                 host_windows.append((start_ns, time.monotonic_ns()))
@@ -587,9 +591,15 @@ class Benchmark:
         }
 
     def _check_host_clock(self, unexplained: list[float], allowance: float, reported: float) -> None:
-        """Reject when, in a typical block, the host saw the typical call take far longer than reported."""
+        """Reject when, in a typical block, the host saw the typical call take far longer than reported.
+
+        Hosted (the CPU), the figure is the host's window whatever the report, so this only names a report
+        that is far off: beyond twice the reported time. A runner resumed after a call of milliseconds may
+        take a clock tick to run again (measured here: +2-4 ms in a third to half of an interpreted Triton
+        kernel's 5-9 ms calls, none in the reference's 0.3 ms ones), which the reference's overhead does
+        not show; a clock slowed 10x or more is still far beyond."""
         typical = statistics.median(unexplained)
-        if typical > max(3 * allowance, 0.5 * reported):
+        if typical > max(3 * allowance, (2.0 if self.hosted else 0.5) * reported):
             raise Stop(
                 REJECTED,
                 f"the reported times do not add up: the host's clock saw the typical call take {typical:.3f} ms "

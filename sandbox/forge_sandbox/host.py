@@ -144,10 +144,11 @@ class RunnerProcess:
             raise self._fail("crashed", "the runner exited before it received a command") from None
         self.awaiting = True
 
-    def read_message(self, timeout: float) -> dict:
-        """The next message the runner sends (a reply, or a step of a timed block), or RunnerFailure."""
+    def read_message(self, timeout: float, spin_s: float = 0.0) -> dict:
+        """The next message the runner sends (a reply, or a step of a timed block), or RunnerFailure;
+        ``spin_s``: protocol.LineReader.read's."""
         try:
-            return self.reader.read(timeout)
+            return self.reader.read(timeout, spin_s)
         except protocol.ChannelTimeout:
             raise self._fail("timeout", f"no answer within {timeout:g} s") from None
         except protocol.ChannelClosed:
@@ -204,8 +205,12 @@ class RunnerProcess:
         return runner_processes(self.proc.pid, self.token)
 
     def pause(self) -> float:
-        """Stop every process of the runner (SIGSTOP, until no new one appears); return their CPU
+        """Stop every process of the runner (through its freezer group, where it has one: a chain of
+        short-lived processes, each forking the next, outruns any number of readings of /proc; else,
+        or when the group does not freeze in time, SIGSTOP until no new one appears); return their CPU
         seconds so far, read from outside (``resume`` tells how much they used meanwhile)."""
+        if self.freezer is not None and self.freezer.freeze(1.0):
+            return self.cpu_time()  # frozen tasks never reach state T: no signals, no waiting for it
         stopped: set[int] = set()
         for _ in range(5):
             new = [pid for pid in self.processes() if pid not in stopped]
@@ -240,6 +245,8 @@ class RunnerProcess:
             except OSError:
                 pass
         self.paused = set()
+        if self.freezer is not None:
+            self.freezer.thaw()
         return max(0.0, used)
 
     def halt(self, timeout: float = 1.0) -> None:

@@ -511,10 +511,14 @@ _NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220
 # by their PID namespace: see host.runner_processes), ptrace and process_vm_writev (they write into
 # another process's code where no mapping is made: code the host names by the bytes it reads after a
 # timed block must not change unseen, see cpu_samples.UNVERIFIED; /proc/PID/mem, the other way, is on a
-# read-only /proc here).
-_REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311),
-            "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271)}  # fmt: skip
-_AF_UNIX, _AF_VSOCK = 1, 40
+# read-only /proc here), and the kernel's asynchronous I/O (io_setup, io_destroy, io_getevents,
+# io_submit, io_cancel, io_pgetevents: its transfers go on while the candidate stands frozen, and
+# would while the reference is timed).
+_REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311, 206, 207, 208, 209, 210, 333),
+            "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271, 0, 1, 2, 3, 4, 292)}  # fmt: skip
+# Sockets refused: local ones (a socket file reaches a daemon), vsock, and AF_ALG (the kernel's crypto
+# runs in kernel threads of no cgroup of the candidate's, beside the reference).
+_AF_UNIX, _AF_VSOCK, _AF_ALG = 1, 40, 38
 # clone(2) flags refused: those that make a new namespace (CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS,
 # NEWIPC, NEWUSER, NEWPID and NEWNET), and CLONE_PARENT, whose child is its parent's sibling: born
 # under a process the host may already have read for children while it stops the runner's tree after
@@ -551,14 +555,14 @@ def _assemble(program: list[tuple]) -> list[tuple[int, int, int, int]]:
 def filter_system_calls() -> None:
     """A seccomp filter, inherited by everything the process starts and never lifted:
 
-    * socket(AF_UNIX) and socket(AF_VSOCK) fail with EPERM: the network namespace already cuts
-      IP; this keeps a candidate from connecting to a socket file it can still see (an ssh
-      control socket in the home folder, say);
-    * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and clone3,
-      whose flags a filter cannot read, fails with ENOSYS, so that the C library falls back to
-      clone;
-    * io_uring, userfaultfd, bpf, ptrace, process_vm_writev and any system call of another ABI (x32,
-      i386) fail with EPERM.
+    * socket(AF_UNIX), socket(AF_VSOCK) and socket(AF_ALG) fail with EPERM: the network namespace
+      already cuts IP; this keeps a candidate from connecting to a socket file it can still see (an
+      ssh control socket in the home folder, say) and from the kernel's crypto threads;
+    * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and so does
+      clone with CLONE_PARENT; clone3, whose flags a filter cannot read, fails with ENOSYS, so that
+      the C library falls back to clone;
+    * io_uring, the kernel's asynchronous I/O, userfaultfd, bpf, ptrace, process_vm_writev and any
+      system call of another ABI (x32, i386) fail with EPERM.
     """
     import platform
 
@@ -580,7 +584,8 @@ def filter_system_calls() -> None:
         "socket",
         (ld, 16),  # args[0]: the address family
         (jeq, _AF_UNIX, "refuse", None),
-        (jeq, _AF_VSOCK, "refuse", "allow"),
+        (jeq, _AF_VSOCK, "refuse", None),
+        (jeq, _AF_ALG, "refuse", "allow"),
         "allow",
         (ret, _SECCOMP_RET_ALLOW),
         "no such call",

@@ -76,8 +76,18 @@ class LineReader:
         # comes: ``alive()`` is asked between waits, and a dead runner ends the read.
         self.alive = alive or (lambda: True)
 
-    def _wait(self, deadline: float | None) -> bytes:
-        """The next chunk; ChannelTimeout at the deadline, ChannelClosed on EOF or a dead writer."""
+    def _wait(self, deadline: float | None, spin_s: float = 0.0) -> bytes:
+        """The next chunk; ChannelTimeout at the deadline, ChannelClosed on EOF or a dead writer. With
+        ``spin_s``, polled without sleeping for that long first (see ``read``)."""
+        spin_until = time.monotonic() + spin_s
+        while spin_s and time.monotonic() < spin_until:
+            ready, _, _ = select.select([self.fd], [], [], 0)
+            if ready:
+                chunk = os.read(self.fd, 1 << 22)
+                if not chunk:
+                    raise ChannelClosed()
+                return chunk
+            os.sched_yield()
         while True:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
@@ -106,10 +116,13 @@ class LineReader:
         self.buffer += chunk
         return bool(chunk)
 
-    def read(self, timeout: float | None) -> dict:
+    def read(self, timeout: float | None, spin_s: float = 0.0) -> dict:
+        """The next message. ``spin_s``: poll for it without sleeping that long first, for a reader whose
+        clock runs meanwhile: a process that sleeps through a call of milliseconds wakes late (on a
+        virtual machine its idle processor may be descheduled), and the reader's clock with it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while b"\n" not in self.buffer:
-            self.buffer += self._wait(deadline)
+            self.buffer += self._wait(deadline, spin_s)
             if len(self.buffer) > MAX_MESSAGE_BYTES:
                 raise ProtocolViolation("message larger than 64 MiB")
         line, self.buffer = self.buffer.split(b"\n", 1)

@@ -16,6 +16,7 @@ What both do alike, running a model on verification inputs and timing it, is
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -109,15 +110,25 @@ class ModelHarness:
             return go["which"], recorder
 
         def end_call(i: int, ms: float, out, span: list[int]) -> None:
-            channel.send({"done": i, "ms": ms, "span": span, "output": hosted_calls.describe_output(out)})
             # Held until the next call's end (the host has read this one before its next word), the
             # block's last until the next block: the host may read it after this process goes on.
             self.last_output = out
             if i >= keep_from and hold_outputs:
                 kept.append(out)
+            # The answer last: the host stops this process once it has it, which takes a clock tick or
+            # more where a thread is still running, so nothing else is left to do by then.
+            channel.send({"done": i, "ms": ms, "span": span, "output": hosted_calls.describe_output(out)})
 
         channel.send({"ready": 0})
-        times = timing.time_hosted_calls(model, self.shared, n, start_call, end_call)
+        # No garbage collection inside the block: a pass that starts after the answer (the Triton
+        # interpreter leaves much garbage) would keep this process running when the host stops it.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            times = timing.time_hosted_calls(model, self.shared, n, start_call, end_call)
+        finally:
+            if collecting:
+                gc.enable()
         self.kept = kept
         return {
             "calls": len(times),
@@ -291,6 +302,8 @@ def main(argv: list[str] | None = None) -> None:
         from forge_sandbox.candidate_runner import CandidateRunner
 
         resource.setrlimit(resource.RLIMIT_FSIZE, (CANDIDATE_FILE_LIMIT, CANDIDATE_FILE_LIMIT))
+        # No core dumps: where the kernel pipes them to a helper, that helper runs outside its groups.
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         files = "not restricted: not isolated"
         if os.getpid() == 1:  # in namespaces of its own (isolation.py), before any candidate code
             files = isolation.settle(json.loads(args.layout), args.cmd_fd, args.reply_fd)

@@ -211,7 +211,11 @@ class Sides:
 
     def _give_freezers(self) -> str:
         """A freezer group for each runner (RunnerProcess.halt), or for neither: stopping costs both sides
-        alike. Says how their processes are stopped after each timed call."""
+        alike. Only for an isolated candidate: one with the host's rights could write its group's state
+        (or move a helper out of it), where signals still reach everything it starts. Says how their
+        processes are stopped after each timed call."""
+        if not self.cand.isolated:
+            return "signals down each runner's process tree (no freezer: the candidate is not isolated)"
         made = {}
         for role, runner, groups in (("candidate", self.cand, self.groups), ("reference", self.ref, self.ref_groups)):
             group = next((g for g in groups.values() if g.v2), None)  # a task is in one v2 group only
@@ -258,7 +262,9 @@ class Sides:
             watch.stop()
         for runner in self.runners:
             runner.close()
-        for group in [*self.groups.values(), *self.ref_groups.values()]:
+        # The freezers first: a group's tasks die only thawed, and the others' close waits for them.
+        groups = [*self.groups.values(), *self.ref_groups.values()]
+        for group in sorted(groups, key=lambda g: g.controller != "freezer"):
             group.close()
         for resource in [*self.readers.values(), *self.shared.values()]:
             resource.close()
@@ -321,10 +327,10 @@ class Sides:
         except RunnerFailure as failure:
             raise self.runner_stop(failure, side, stage) from None
 
-    def read_step(self, side: str, stage: str) -> dict:
+    def read_step(self, side: str, stage: str, spin_s: float = 0.0) -> dict:
         """The next step message of a timed block; a reply instead (the runner failed) ends it."""
         try:
-            message = self.runner(side).read_message(self.opt.timeout)
+            message = self.runner(side).read_message(self.opt.timeout, spin_s)
         except RunnerFailure as failure:
             raise self.runner_stop(failure, side, stage) from None
         if "ok" in message:
