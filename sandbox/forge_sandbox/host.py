@@ -239,11 +239,7 @@ class RunnerProcess:
     def resume(self, cpu_before: float) -> float:
         """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""
         used = self.cpu_time() - cpu_before
-        for pid in self.paused:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except OSError:
-                pass
+        _send(self.paused, signal.SIGCONT)
         self.paused = set()
         if self.freezer is not None:
             self.freezer.thaw()
@@ -299,11 +295,7 @@ class RunnerProcess:
         if self.freezer is not None:
             self.freezer.thaw()
             return
-        for pid in self.halted:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except OSError:
-                pass
+        _send(self.halted, signal.SIGCONT)
         self.halted = set()
 
     def worker_pid(self, own_pid: int) -> int:
@@ -520,30 +512,35 @@ def runner_processes(leader: int, token: str) -> list[int]:
 def _wait_stopped(pids: set[int], timeout: float = 1.0, threads: bool = False) -> None:
     """Until every one of ``pids`` is stopped (state T), has exited, or ``timeout`` passes. With
     ``threads``, every thread of each (a group stop reaches each thread on its own way back to user
-    space), and without sleeping for the first millisecond: this one is inside a timed window."""
+    space). Never sleeping, only yielding the core: ``halt`` waits inside a timed window."""
     start = time.monotonic()
     waiting = {(pid, tid) for pid in pids for tid in (_tids(pid) if threads else [None])}
     while waiting and time.monotonic() - start < timeout:
-        for pid, tid in list(waiting):
-            try:
-                state = _stat_fields(pid, tid)[0]
-            except (OSError, IndexError):
-                state = "X"
-            if state in ("T", "t", "X", "Z"):
-                waiting.discard((pid, tid))
+        waiting = {(pid, tid) for pid, tid in waiting if not _stands_still(pid, tid)}
         if waiting:
             os.sched_yield()
 
 
 def _all_stopped(pid: int) -> bool:
     """Whether every thread of ``pid`` stands stopped (or the process is gone)."""
-    for tid in _tids(pid):
+    return all(_stands_still(pid, tid) for tid in _tids(pid))
+
+
+def _stands_still(pid: int, tid: int | None) -> bool:
+    """Whether a process (or one of its threads) is stopped, or gone."""
+    try:
+        return _stat_fields(pid, tid)[0] in ("T", "t", "X", "Z")
+    except (OSError, IndexError):
+        return True
+
+
+def _send(pids, sig: int) -> None:
+    """``sig`` to each of ``pids``; one gone meanwhile is no error."""
+    for pid in pids:
         try:
-            if _stat_fields(pid, tid)[0] not in ("T", "t", "X", "Z"):
-                return False
-        except (OSError, IndexError):
-            continue
-    return True
+            os.kill(pid, sig)
+        except OSError:
+            pass
 
 
 def _tids(pid: int) -> list[int | None]:
