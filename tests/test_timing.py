@@ -14,8 +14,9 @@ import torch
 
 from conftest import CANDIDATES, cpu_eval
 from forge_sandbox import timing
-from forge_sandbox.benchmark import CANDIDATE, EAGER, Benchmark, Block
+from forge_sandbox.benchmark import CANDIDATE, EAGER, Benchmark, Block, _call_report
 from forge_sandbox.host import RunnerProcess, ThreadTimes
+from forge_sandbox.sides import Malformed
 from forge_sandbox.verdict import Stop
 
 
@@ -68,6 +69,24 @@ def test_time_moved_between_calls_gains_nothing():
         assert "do not add up" in stop.reasons[0]
     else:
         assert figures["ms"][CANDIDATE] > 1.9, figures
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        {"done": 0, "ms": float("nan"), "span": [1, 2]},  # NaN compares false: no bound would hold it
+        {"done": 0, "ms": float("inf"), "span": [1, 2]},
+        {"done": 0, "ms": True, "span": [1, 2]},
+        {"done": 0, "ms": -1.0, "span": [1, 2]},
+        {"done": 1, "ms": 1.0, "span": [1, 2]},
+        {"done": 0, "ms": 1.0, "span": [1, float("nan")]},
+        {"done": 0, "ms": 1.0, "span": [1]},
+    ],
+)
+def test_a_call_report_that_is_not_a_finite_time_and_span_is_malformed(report):
+    assert _call_report({"done": 0, "ms": 0.5, "span": [1, 2]}, 0, "benchmark") == (0.5, [1, 2])
+    with pytest.raises(Malformed):
+        _call_report(report, 0, "benchmark")
 
 
 def test_staged_inputs_are_rolled_and_jittered_apart_call_by_call():

@@ -393,18 +393,14 @@ class Benchmark:
                 sides.halt(side, stage)
                 windows.append((time.perf_counter() - start) * 1e3)
                 host_windows.append((start_ns, time.monotonic_ns()))
-                ms, span = done.get("ms"), done.get("span")
-                if done.get("done") != i or not _number(ms) or ms < 0:
-                    raise Malformed(stage, f"a malformed report of call {i + 1}")
-                if not (isinstance(span, list) and len(span) == 2 and all(_number(t) for t in span)):
-                    raise Malformed(stage, f"a malformed span of call {i + 1}")
+                ms, span = _call_report(done, i, stage)
                 out = self._read_output(side, reader, done.get("output"), limit)
                 checksums.append(checksummer(out))
                 if i >= keep_from:
                     held.append((done.get("output"), out))
                 if sampled:
                     self.profiles.collect(side)  # outside the window: the host's clock has stopped
-                times.append(float(ms))
+                times.append(ms)
                 spans.append(span)
             # The candidate's outputs as it holds them now, after the block's later calls; the trusted
             # reference's as they were when made.
@@ -452,16 +448,14 @@ class Benchmark:
             done = sides.read_step(side, stage)
             windows.append((time.perf_counter() - start) * 1e3)
             host_windows.append((start_ns, time.monotonic_ns()))
-            ms, checksum = done.get("ms"), done.get("checksum")
-            if done.get("done") != i or not _number(ms) or ms < 0 or not isinstance(checksum, list):
+            ms, span = _call_report(done, i, stage)
+            checksum = done.get("checksum")
+            if not isinstance(checksum, list):
                 raise Malformed(stage, f"a malformed report of call {i + 1}")
             if sampled:
                 self.profiles.collect(side)  # outside the window: the host's clock has stopped
-            times.append(float(ms))
+            times.append(ms)
             checksums.append(checksum)
-            span = done.get("span")
-            if not (isinstance(span, list) and len(span) == 2 and all(_number(t) for t in span)):
-                raise Malformed(stage, f"a malformed span of call {i + 1}")
             spans.append(span)
         reply = sides.receive_step_reply(side, stage)
         wall = (time.perf_counter() - block_start) * 1e3
@@ -644,8 +638,19 @@ def iqr(values: list) -> float | None:
     return q[2] - q[0]
 
 
+def _call_report(done: dict, i: int, stage: str) -> tuple[float, list]:
+    """Call ``i``'s reported time and span [start, end] (the runner's CLOCK_MONOTONIC), or Malformed."""
+    ms, span = done.get("ms"), done.get("span")
+    if done.get("done") != i or not _number(ms) or ms < 0:
+        raise Malformed(stage, f"a malformed report of call {i + 1}")
+    if not (isinstance(span, list) and len(span) == 2 and all(_number(t) for t in span)):
+        raise Malformed(stage, f"a malformed span of call {i + 1}")
+    return float(ms), span
+
+
 def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite number, as the runner's word: a bool is not one, nor is NaN (it compares false both ways)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _samples_in(profile: dict, library: str) -> int:
