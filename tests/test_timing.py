@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from conftest import CANDIDATES, cpu_eval
-from forge_sandbox import timing
+from forge_sandbox import runner_cgroups, timing
 from forge_sandbox.benchmark import CANDIDATE, EAGER, Benchmark, Block, _call_report
 from forge_sandbox.host import RunnerProcess, ThreadTimes
 from forge_sandbox.sides import Malformed
@@ -170,6 +170,39 @@ def test_thread_times_keep_what_threads_that_exited_used():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_cpu_group_counts_the_children_the_kernel_reaped_itself():
+    group, why_not = runner_cgroups.make("cpuacct", 0)
+    if group is None:
+        pytest.skip(f"no cpu group here: {why_not}")
+    # A child every 30 ms that spins 20 ms of CPU and exits, SIGCHLD ignored: gone, in no count of /proc's.
+    churn = (
+        "import os, signal, time\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+        "while True:\n    if os.fork() == 0:\n        end = time.process_time() + 0.02\n"
+        "        while time.process_time() < end: pass\n        os._exit(0)\n    time.sleep(0.03)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", churn])
+    try:
+        assert group.enter([proc.pid]) == ""
+        time.sleep(0.3)
+        before, seen_before = ThreadTimes.read([proc.pid], grouped_s=group.cpu_seconds()), ThreadTimes.read([proc.pid])
+        time.sleep(1.0)
+        total, _ = ThreadTimes.read([proc.pid], grouped_s=group.cpu_seconds()).since(before)
+        seen, _ = ThreadTimes.read([proc.pid]).since(seen_before)
+        assert total > 0.25 and seen < 0.1, (total, seen)
+    finally:
+        proc.kill()
+        proc.wait()
+        group.close()
+
+
+def test_a_helper_per_call_that_the_kernel_reaps_is_a_core_of_the_candidates():
+    verdict = cpu_eval("cheat_autoreaped_helper", task="slow_running_max", static_checks=False)
+    assert verdict.status == "rejected", verdict.reasons
+    if not verdict.environment.get("cpu_time", "").startswith("from a cpu cgroup"):
+        pytest.skip(f"no cpu group here: {verdict.environment.get('cpu_time')}")
+    assert "CPU cores while timed" in verdict.reasons[0], verdict.reasons
 
 
 def test_every_process_of_a_paused_runner_is_stopped(tmp_path):

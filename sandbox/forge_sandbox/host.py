@@ -124,6 +124,7 @@ class RunnerProcess:
         # named by ``worker_pid`` before any candidate code runs.
         self.worker, self.reaper = self.proc.pid, 0
         self.freezer = None  # a runner_cgroups.RunnerGroup of the freezer, once the host made one (halt)
+        self.cpu_group = None  # one whose CPU time the host reads (cpuacct, or v2), once made (thread_times)
 
     def _alive(self) -> bool:
         if self.watch is not None and not self.watch_failure:
@@ -233,8 +234,10 @@ class RunnerProcess:
     def thread_times(self) -> ThreadTimes:
         """CPU time so far of every thread of every process of the runner, read from outside it; of forge's
         reaper (isolation.settle), which each stop and resume of its child wakes, only the time of the
-        processes it reaped (orphans, and children made as the worker's siblings)."""
-        return ThreadTimes.read(self.processes(), reapers=(self.reaper,))
+        processes it reaped (orphans, and children made as the worker's siblings). With a cpu group,
+        also the time of every task it ever held (a child the kernel reaped itself included)."""
+        grouped = self.cpu_group.cpu_seconds() if self.cpu_group is not None else None
+        return ThreadTimes.read(self.processes(), reapers=(self.reaper,), grouped_s=grouped)
 
     def resume(self, cpu_before: float) -> float:
         """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""
@@ -580,10 +583,15 @@ class ThreadTimes:
     # Per process, its own count (/proc/PID/stat, in clock ticks): it keeps the time of threads that
     # have exited, which no per-thread reading shows (a thread started and joined inside each call).
     processes: dict[int, float] = field(default_factory=dict)
+    # The runner's cpu group's count (runner_cgroups.RunnerGroup.cpu_seconds), forge's reapers' own time
+    # taken off: it keeps the time of processes that no reading of /proc or of a parent shows, a child
+    # the kernel reaped itself (SIGCHLD ignored) among them. None without a group.
+    grouped_s: float | None = None
 
     @classmethod
-    def read(cls, pids: list[int], reapers: tuple[int, ...] = ()) -> ThreadTimes:
-        """``reapers``: processes of forge's whose own time is not the runner's, only their children's."""
+    def read(cls, pids: list[int], reapers: tuple[int, ...] = (), grouped_s: float | None = None) -> ThreadTimes:
+        """``reapers``: processes of forge's whose own time is not the runner's, only their children's;
+        ``grouped_s``: the runner's cpu group's count, read before (so never short of the threads' own)."""
         threads: dict[tuple[int, int], float] = {}
         processes: dict[int, float] = {}
         reaped = 0
@@ -591,22 +599,25 @@ class ThreadTimes:
             try:
                 fields = _stat_fields(pid)
                 reaped += int(fields[13]) + int(fields[14])  # cutime, cstime
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
                 if pid in reapers:
+                    if grouped_s is not None:
+                        grouped_s -= sum(_thread_seconds(pid, tid) or 0.0 for tid in tids)
                     continue
                 processes[pid] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
-                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
             except (OSError, ValueError, IndexError):
                 continue
             for tid in tids:
                 seconds = _thread_seconds(pid, tid)
                 if seconds is not None:
                     threads[(pid, tid)] = seconds
-        return cls(threads, reaped / _TICK, processes)
+        return cls(threads, reaped / _TICK, processes, grouped_s)
 
     @property
     def total(self) -> float:
         """CPU seconds of every thread so far, and of the children reaped."""
-        return max(sum(self.threads.values()), sum(self.processes.values())) + self.reaped_s
+        seen = max(sum(self.threads.values()), sum(self.processes.values())) + self.reaped_s
+        return seen if self.grouped_s is None else max(seen, self.grouped_s)
 
     def since(self, before: ThreadTimes) -> tuple[float, float]:
         """(total CPU seconds, the busiest thread's) between ``before`` and this reading; the total counts
@@ -616,6 +627,8 @@ class ThreadTimes:
         # (a block of a short kernel's calls uses a few ticks, so a tick read as 1.5 cores).
         by_process = sum(max(0.0, s - before.processes.get(pid, 0.0) - 1 / _TICK) for pid, s in self.processes.items())
         total = max(sum(deltas), by_process) + max(0.0, self.reaped_s - before.reaped_s)
+        if self.grouped_s is not None and before.grouped_s is not None:
+            total = max(total, self.grouped_s - before.grouped_s)
         return total, max(deltas, default=0.0)
 
 

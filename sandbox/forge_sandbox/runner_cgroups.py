@@ -19,6 +19,9 @@ they start is born in them:
 - freezer: after each timed call on the CPU the host stops every task of the runner at once
   (:meth:`RunnerGroup.freeze`): a task forked meanwhile is born frozen, and no SIGCONT of another
   task undoes it (hosted_calls). Both runners get one, so that stopping costs both sides alike.
+- cpuacct (v1; any v2 group has the same in cpu.stat): the CPU time of every task the group ever
+  held (:meth:`RunnerGroup.cpu_seconds`), a child the kernel reaped itself included (SIGCHLD
+  ignored: /proc shows it nowhere once gone, and no parent's count of its children's time has it).
 
 Where the host may not make one (no such controller, or cgroup v2 without it delegated to the host's
 group), :func:`make` says why and the host's resource watch counts what /proc shows (host.ResourceWatch);
@@ -44,7 +47,8 @@ _V2_ROOT = "/sys/fs/cgroup"
 
 
 class RunnerGroup:
-    """One cgroup of one controller ("pids", "memory" or "freezer"), made for one runner and removed with it."""
+    """One cgroup of one controller ("pids", "memory", "freezer" or "cpuacct"), made for one runner and
+    removed with it."""
 
     def __init__(self, controller: str, path: str, v2: bool = False) -> None:
         self.controller, self.path, self.v2 = controller, path, v2
@@ -79,6 +83,18 @@ class RunnerGroup:
             return stat.get("anon", 0) + stat.get("shmem", 0)
         stat = self._stat("memory.stat")
         return stat.get("total_rss", 0) + stat.get("total_shmem", 0) + stat.get("total_swap", 0)
+
+    def cpu_seconds(self) -> float | None:
+        """cpuacct, or any v2 group: the CPU seconds the group's tasks used so far, those that exited
+        included; None where it cannot be read."""
+        if self.v2:
+            usage = self._stat("cpu.stat").get("usage_usec")
+            return None if usage is None else usage / 1e6
+        try:
+            with open(os.path.join(self.path, "cpuacct.usage")) as f:
+                return int(f.read()) / 1e9
+        except (OSError, ValueError):
+            return None
 
     def freeze(self, timeout: float) -> bool:
         """freezer: stop every task of the group; whether all stood frozen within ``timeout`` seconds.
@@ -156,7 +172,7 @@ class RunnerGroup:
 
 def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | None, str]:
     """A new group of ``controller`` ("pids": at most ``bound`` tasks; "memory": a hard limit of
-    ``bound`` bytes; "freezer": ``bound`` unused), or (None, why none could be made)."""
+    ``bound`` bytes; "freezer", "cpuacct": ``bound`` unused), or (None, why none could be made)."""
     where, v2, why = _parent(controller)
     if not where:
         return None, why
@@ -167,10 +183,12 @@ def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | Non
     except OSError as exc:
         return None, f"no {controller} group could be made in {where} ({exc.strerror})"
     group = RunnerGroup(controller, path, v2)
-    if controller == "freezer":
-        if not os.path.exists(os.path.join(path, "cgroup.freeze" if v2 else "freezer.state")):
+    if controller in ("freezer", "cpuacct"):  # nothing to set
+        marker = {("freezer", False): "freezer.state", ("freezer", True): "cgroup.freeze",
+                  ("cpuacct", False): "cpuacct.usage", ("cpuacct", True): "cpu.stat"}[controller, v2]  # fmt: skip
+        if not os.path.exists(os.path.join(path, marker)):
             group.close()
-            return None, f"no freezer in {where}"
+            return None, f"no {controller} in {where}"
         return group, ""
     setting = {("pids", False): "pids.max", ("pids", True): "pids.max",
                ("memory", False): "memory.limit_in_bytes", ("memory", True): "memory.max"}[controller, v2]  # fmt: skip
@@ -222,8 +240,8 @@ def _parent(controller: str) -> tuple[str, bool, str]:
                 return group, False, ""
     if own_v2 is not None:
         group = _V2_ROOT + own_v2.rstrip("/")
-        if controller == "freezer":  # no controller: every v2 group but the root has cgroup.freeze
-            return group, True, ""
+        if controller in ("freezer", "cpuacct"):  # no controller: every v2 group but the root has
+            return group, True, ""  # cgroup.freeze and cpu.stat
         try:
             with open(os.path.join(group, "cgroup.subtree_control")) as f:
                 if controller in f.read().split():

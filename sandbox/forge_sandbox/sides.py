@@ -206,8 +206,22 @@ class Sides:
         return {
             "tasks": f"at most {runner_cgroups.MAX_TASKS} threads and processes ({how['pids']})",
             "memory": f"at most {self.memory_limit() / 2**30:.1f} GiB held ({how['memory']})",
+            "cpu_time": self._count_cpu(),
             "stopping": self._give_freezers(),
         }
+
+    def _count_cpu(self) -> str:
+        """A group whose CPU time the host reads for the candidate's (host.ThreadTimes): every task it
+        ever held counts, a child the kernel reaped itself too. Says how the candidate's CPU time is read."""
+        group = next((g for g in self.groups.values() if g.v2), None)  # a task is in one v2 group only
+        if group is None:
+            group, why_not = runner_cgroups.make("cpuacct", 0)
+            why_not = why_not or group.enter(self.cand.processes())
+            if why_not:
+                return f"from /proc, per thread and process ({why_not})"
+            self.groups["cpuacct"] = group
+        self.cand.cpu_group = group
+        return "from a cpu cgroup and /proc, per thread and process"
 
     def _give_freezers(self) -> str:
         """A freezer group for each runner (RunnerProcess.halt), or for neither: stopping costs both sides
