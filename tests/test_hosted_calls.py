@@ -90,6 +90,7 @@ def test_halt_stops_the_worker_and_what_it_forked_and_release_resumes_them(tmp_p
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     runner = host.RunnerProcess.__new__(host.RunnerProcess)
     runner.proc, runner.halted, runner.worker, runner.reaper, runner.freezer = proc, set(), proc.pid, 0, None
+    runner.cpu_group = None
     try:
         time.sleep(1.0)
         tree = set(host.runner_processes(proc.pid, "no-token"))
@@ -110,6 +111,7 @@ def _tree_runner(script: str):
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     runner = host.RunnerProcess.__new__(host.RunnerProcess)
     runner.proc, runner.halted, runner.worker, runner.reaper, runner.freezer = proc, set(), proc.pid, 0, None
+    runner.cpu_group = None
     return proc, runner
 
 

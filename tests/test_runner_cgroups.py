@@ -143,3 +143,23 @@ def test_past_the_memory_groups_hard_limit_the_kernel_kills_inside_the_group_and
     finally:
         child.kill()
         group.close()
+
+
+def test_on_cgroup_v2_a_runners_bounds_share_one_group(tmp_path, monkeypatch):
+    # A task is in one v2 group only: a second group for the memory bound would take the runner out of
+    # the pids group. A fake of make() lays out the files the kernel gives a new v2 group.
+    def make_v2(controller: str, bound: int, name: str = ""):
+        path = tmp_path / f"forge-{len(list(tmp_path.iterdir()))}"
+        path.mkdir()
+        for name in ("cgroup.procs", "pids.max", "memory.max", "cgroup.freeze", "cpu.stat"):
+            (path / name).write_text("")
+        group = runner_cgroups.RunnerGroup(controller, str(path), v2=True)
+        return group, group.bound(controller, bound)
+
+    monkeypatch.setattr(runner_cgroups, "make", make_v2)
+    monkeypatch.setattr(runner_cgroups, "on_v2", lambda controller: True)
+    groups, why_not = runner_cgroups.make_bounds({"pids": 10, "memory": 99}, [os.getpid()])
+    assert why_not == {"pids": "", "memory": ""}
+    assert groups["pids"] is groups["memory"] and len(list(tmp_path.iterdir())) == 1
+    group = tmp_path / os.path.basename(groups["pids"].path)
+    assert (group / "pids.max").read_text() == "10" and (group / "memory.max").read_text() == "99"

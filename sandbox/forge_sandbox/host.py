@@ -233,11 +233,13 @@ class RunnerProcess:
 
     def thread_times(self) -> ThreadTimes:
         """CPU time so far of every thread of every process of the runner, read from outside it; of forge's
-        reaper (isolation.settle), which each stop and resume of its child wakes, only the time of the
-        processes it reaped (orphans, and children made as the worker's siblings). With a cpu group,
-        also the time of every task it ever held (a child the kernel reaped itself included)."""
+        own processes in it, which each stop and resume wakes (isolated: the namespaces' starter and
+        their first process, the reaper of isolation.settle), only the time of the processes they
+        reaped (orphans, and children made as the worker's siblings). With a cpu group, also the time of
+        every task it ever held (a child the kernel reaped itself included)."""
         grouped = self.cpu_group.cpu_seconds() if self.cpu_group is not None else None
-        return ThreadTimes.read(self.processes(), reapers=(self.reaper,), grouped_s=grouped)
+        forges = (self.reaper, self.proc.pid) if self.worker != self.proc.pid else ()
+        return ThreadTimes.read(self.processes(), forges=forges, grouped_s=grouped)
 
     def resume(self, cpu_before: float) -> float:
         """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""
@@ -583,14 +585,14 @@ class ThreadTimes:
     # Per process, its own count (/proc/PID/stat, in clock ticks): it keeps the time of threads that
     # have exited, which no per-thread reading shows (a thread started and joined inside each call).
     processes: dict[int, float] = field(default_factory=dict)
-    # The runner's cpu group's count (runner_cgroups.RunnerGroup.cpu_seconds), forge's reapers' own time
+    # The runner's cpu group's count (runner_cgroups.RunnerGroup.cpu_seconds), forge's processes' own time
     # taken off: it keeps the time of processes that no reading of /proc or of a parent shows, a child
     # the kernel reaped itself (SIGCHLD ignored) among them. None without a group.
     grouped_s: float | None = None
 
     @classmethod
-    def read(cls, pids: list[int], reapers: tuple[int, ...] = (), grouped_s: float | None = None) -> ThreadTimes:
-        """``reapers``: processes of forge's whose own time is not the runner's, only their children's;
+    def read(cls, pids: list[int], forges: tuple[int, ...] = (), grouped_s: float | None = None) -> ThreadTimes:
+        """``forges``: processes of forge's whose own time is not the runner's, only their children's;
         ``grouped_s``: the runner's cpu group's count, read before (so never short of the threads' own)."""
         threads: dict[tuple[int, int], float] = {}
         processes: dict[int, float] = {}
@@ -600,7 +602,7 @@ class ThreadTimes:
                 fields = _stat_fields(pid)
                 reaped += int(fields[13]) + int(fields[14])  # cutime, cstime
                 tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-                if pid in reapers:
+                if pid in forges:
                     if grouped_s is not None:
                         grouped_s -= sum(_thread_seconds(pid, tid) or 0.0 for tid in tids)
                     continue

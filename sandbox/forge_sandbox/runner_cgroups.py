@@ -67,6 +67,14 @@ class RunnerGroup:
                 return f"its processes could not be moved into a {self.controller} group ({exc.strerror})"
         return ""
 
+    def bound(self, controller: str, value: int) -> str:
+        """Set ``controller``'s bound ("pids": tasks, "memory": bytes) on this group: '' once set, else why not."""
+        try:
+            _write(os.path.join(self.path, _BOUND_FILES[controller, self.v2]), str(value))
+        except OSError as exc:
+            return f"the {controller} group's bound could not be set ({exc.strerror})"
+        return ""
+
     def refused(self) -> int:
         """pids: how many threads or processes the kernel refused at the bound so far."""
         return self._stat("pids.events").get("max", 0)
@@ -190,16 +198,42 @@ def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | Non
             group.close()
             return None, f"no {controller} in {where}"
         return group, ""
-    setting = {("pids", False): "pids.max", ("pids", True): "pids.max",
-               ("memory", False): "memory.limit_in_bytes", ("memory", True): "memory.max"}[controller, v2]  # fmt: skip
-    try:
-        _write(os.path.join(path, setting), str(bound))
-    except OSError as exc:
+    why_not = group.bound(controller, bound)
+    if why_not:
         group.close()
-        return None, f"the {controller} group's bound could not be set ({exc.strerror})"
+        return None, why_not
     return group, ""
 
 
+def make_bounds(bounds: dict[str, int], pids: list[int]) -> tuple[dict[str, RunnerGroup], dict[str, str]]:
+    """Groups that hold ``pids`` (a runner's processes, before any candidate code runs) to ``bounds``
+    (controller -> bound, as ``make``), by controller; and per controller, why it has none ('' where
+    it has one). On cgroup v2 a task is in one group only (entering a second takes it out of the
+    first), so the bounds whose controllers are on v2 all go on one group."""
+    groups: dict[str, RunnerGroup] = {}
+    why: dict[str, str] = {}
+    shared = None  # the runner's v2 group, once made
+    for controller, bound in bounds.items():
+        if shared is not None and on_v2(controller):
+            group, why_not = shared, shared.bound(controller, bound)
+        else:
+            group, why_not = make(controller, bound)
+            if group is not None:
+                why_not = group.enter(pids)
+        why[controller] = why_not
+        if not why_not:
+            groups[controller] = group
+            shared = group if group.v2 else shared
+    return groups, why
+
+
+def on_v2(controller: str) -> bool:
+    """Whether a group of ``controller`` that the host makes is a cgroup v2 group."""
+    return _parent(controller)[1]
+
+
+_BOUND_FILES = {("pids", False): "pids.max", ("pids", True): "pids.max",
+                ("memory", False): "memory.limit_in_bytes", ("memory", True): "memory.max"}  # fmt: skip
 LEFT_BEHIND_S = 3600  # an empty group this old was left by a host killed before it could remove it
 
 

@@ -191,14 +191,9 @@ class Sides:
         own (runner_cgroups), before any of its code runs; says how each is bounded, for the verdict's
         environment ("tasks", "memory")."""
         bounds = {"pids": runner_cgroups.MAX_TASKS, "memory": self.memory_limit() + runner_cgroups.HARD_LIMIT_MARGIN}
-        how = {}
-        for controller, bound in bounds.items():
-            group, why_not = runner_cgroups.make(controller, bound)
-            if group is not None:
-                why_not = group.enter(self.cand.processes())
-                if not why_not:
-                    self.groups[controller] = group
-            how[controller] = f"a {controller} cgroup" if not why_not else f"counted by the host ({why_not})"
+        groups, why_not = runner_cgroups.make_bounds(bounds, self.cand.processes())
+        self.groups.update(groups)
+        how = {c: f"a {c} cgroup" if not why_not[c] else f"counted by the host ({why_not[c]})" for c in bounds}
         if "memory" in self.groups:
             self.cand_watch.charged = self.groups["memory"].charged
         elif "candidate" in self.shared:
@@ -277,8 +272,8 @@ class Sides:
         for runner in self.runners:
             runner.close()
         # The freezers first: a group's tasks die only thawed, and the others' close waits for them.
-        groups = [*self.groups.values(), *self.ref_groups.values()]
-        for group in sorted(groups, key=lambda g: g.controller != "freezer"):
+        groups = {id(g): g for g in [*self.groups.values(), *self.ref_groups.values()]}  # v2: one for all
+        for group in sorted(groups.values(), key=lambda g: g.controller != "freezer"):
             group.close()
         for resource in [*self.readers.values(), *self.shared.values()]:
             resource.close()
