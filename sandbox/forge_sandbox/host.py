@@ -238,8 +238,17 @@ class RunnerProcess:
         reaped (orphans, and children made as the worker's siblings). With a cpu group, also the time of
         every task it ever held (a child the kernel reaped itself included)."""
         grouped = self.cpu_group.cpu_seconds() if self.cpu_group is not None else None
-        forges = (self.reaper, self.proc.pid) if self.worker != self.proc.pid else ()
-        return ThreadTimes.read(self.processes(), forges=forges, grouped_s=grouped)
+        return ThreadTimes.read(self.processes(), forges=self._forges(), grouped_s=grouped)
+
+    def own_processes(self) -> list[int]:
+        """The runner's processes less forge's own (isolated: the namespaces' starter and their reaper,
+        once ``worker_pid`` named them): what the runner's groups hold (runner_cgroups), so that
+        stopping it costs what its own processes cost, as the reference's one process does."""
+        forges = self._forges()
+        return [pid for pid in self.processes() if pid not in forges]
+
+    def _forges(self) -> tuple[int, ...]:
+        return (self.reaper, self.proc.pid) if self.worker != self.proc.pid else ()
 
     def resume(self, cpu_before: float) -> float:
         """SIGCONT what ``pause`` stopped; return the CPU seconds its processes used while paused."""

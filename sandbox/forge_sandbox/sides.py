@@ -155,20 +155,25 @@ class Sides:
         """Open both runners' memory for the host's reading of timed outputs (hosted_calls.OutputReader),
         before any of the candidate's code runs: the candidate's worker is named by its hello. Returns
         why not, when the host may not read them ('' when it may)."""
-        own_pid = self.hello_candidate().get("pid")
-        if type(own_pid) is not int:
-            raise Malformed("compile", "a hello without its process ID")
-        try:
-            worker = self.cand.worker_pid(own_pid)
-        except RunnerFailure as failure:
-            raise self.runner_stop(failure, "candidate", "compile") from None
+        self._name_worker()
         try:
             self.readers = {"reference": hosted_calls.OutputReader(self.ref.proc.pid),
-                            "candidate": hosted_calls.OutputReader(worker)}  # fmt: skip
+                            "candidate": hosted_calls.OutputReader(self.cand.worker)}  # fmt: skip
         except OSError as exc:
             self.readers = {}
             return f"the host may not read its runners' memory ({exc.strerror})"
         return ""
+
+    def _name_worker(self) -> None:
+        """Name the candidate runner's worker and forge's processes beside it (RunnerProcess.worker_pid)
+        from its hello, which comes before any of the candidate's code."""
+        own_pid = self.hello_candidate().get("pid")
+        if type(own_pid) is not int:
+            raise Malformed("compile", "a hello without its process ID")
+        try:
+            self.cand.worker_pid(own_pid)
+        except RunnerFailure as failure:
+            raise self.runner_stop(failure, "candidate", "compile") from None
 
     def _keep(self, runner: RunnerProcess) -> RunnerProcess:
         self.runners.append(runner)
@@ -191,7 +196,8 @@ class Sides:
         own (runner_cgroups), before any of its code runs; says how each is bounded, for the verdict's
         environment ("tasks", "memory")."""
         bounds = {"pids": runner_cgroups.MAX_TASKS, "memory": self.memory_limit() + runner_cgroups.HARD_LIMIT_MARGIN}
-        groups, why_not = runner_cgroups.make_bounds(bounds, self.cand.processes())
+        self._name_worker()
+        groups, why_not = runner_cgroups.make_bounds(bounds, self.cand.own_processes())
         self.groups.update(groups)
         how = {c: f"a {c} cgroup" if not why_not[c] else f"counted by the host ({why_not[c]})" for c in bounds}
         if "memory" in self.groups:
@@ -211,7 +217,7 @@ class Sides:
         group = next((g for g in self.groups.values() if g.v2), None)  # a task is in one v2 group only
         if group is None:
             group, why_not = runner_cgroups.make("cpuacct", 0)
-            why_not = why_not or group.enter(self.cand.processes())
+            why_not = why_not or group.enter(self.cand.own_processes())
             if why_not:
                 return f"from /proc, per thread and process ({why_not})"
             self.groups["cpuacct"] = group
@@ -230,7 +236,7 @@ class Sides:
             group = next((g for g in groups.values() if g.v2), None)  # a task is in one v2 group only
             if group is None:
                 group, why_not = runner_cgroups.make("freezer", 0)
-                why_not = why_not or group.enter(runner.processes())
+                why_not = why_not or group.enter(runner.own_processes())
                 if why_not:
                     return f"signals down each runner's process tree (no freezer for the {role}'s: {why_not})"
                 groups["freezer"] = group
