@@ -145,6 +145,7 @@ TASK_OF = {
     "cheat_triton_kernel_calls_numpy": REPO / "tasks" / "sum_dim.py",
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
     "cheat_base_interpreters_scipy_blas": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_bimodal_reported_times": REPO / "tasks" / "softmax_rows.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -179,6 +180,7 @@ RUNTIME_ONLY = {
     "cheat_output_buffer_reused": "finds the first overwritten",
     "cheat_right_only_in_the_small_dtype": "dtype=torch.float16",
     "cheat_output_ring_of_buffers": "finds the first overwritten",
+    "cheat_bimodal_reported_times": "no call outlasts the window it runs in",
 }
 
 

@@ -58,6 +58,9 @@ QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a 
 # (~0.1 of a core over a 0.1 s block) and the runner's other threads.
 CORES_SLACK = 0.25
 KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
+# How much longer than the host's window around it a call's report may be: both clocks are the machine's
+# CLOCK_MONOTONIC, read microseconds apart; a rounding and a clock read.
+REPORT_SLACK_MS = 0.05
 # How long the host polls for a hosted call's answer before it sleeps: a host asleep through a call of
 # milliseconds wakes late (a tick or more here), which the reference's short calls do not show, so the
 # candidate's longer calls would carry it unexplained.
@@ -524,12 +527,17 @@ class Benchmark:
     # -- the figures --------------------------------------------------------------------------
 
     def _figures(self, timed: dict[str, list[Block]], n: int) -> dict:
-        """Each side's median per call; the candidate's first bounded by the host's clock.
+        """Each side's median per call: the trusted references' as they report it, the candidate's as the
+        host's clock saw it.
 
-        The candidate's process reports each call's time, but nothing in that process decides:
-        a block's typical call is at least what the host's window around it leaves once the
-        reference's typical overhead (the same runner code, timed the same way) is taken off, and
-        no call counts shorter than the host's clock resolves for a block's typical call.
+        The candidate's process reports each call's time, but nothing in that process decides: each
+        of its calls counts what the host's window around it leaves once the reference's typical
+        overhead (the same runner code, timed the same way) is taken off, and no call counts shorter
+        than the host's clock resolves for a block's typical call. Its reports are only checked: one
+        far below the host's window (a patched clock, hidden work) or above it (no call outlasts
+        the window around it) is rejected. (Red team round 11: a block's median report against the
+        median window let a report split into halves of 1000 ms and 0.01 ms, the census call among
+        the long ones, count the short ones: 42x for an honest 0.9x kernel.)
         """
         trusted = [b for side in (EAGER, COMPILED) for b in timed.get(side, [])]
         overheads = sorted(w - t for b in trusted for w, t in zip(b.windows_ms, b.times_ms))
@@ -552,11 +560,11 @@ class Benchmark:
                 values = block.times_ms
                 if side == CANDIDATE:
                     # What the host's clock leaves for each call once the reference's typical overhead is
-                    # taken off. The block's typical call counts at least that: a report can only add.
+                    # taken off: what each call counts, whatever it reported.
                     seen = [w - overhead for w in block.windows_ms]
-                    unseen = statistics.median(seen) - statistics.median(values)
-                    unexplained.append(unseen)
-                    values = [max(t + max(0.0, unseen), resolution) for t in values]
+                    unexplained.append(statistics.median(seen) - statistics.median(values))
+                    self._check_reports_within_windows(block)
+                    values = [max(w, resolution) for w in seen]
                 kept = block.untouched(values)
                 calls[side] += kept
                 per_block[side].append(statistics.median(kept))
@@ -604,6 +612,19 @@ class Benchmark:
                 "reference's calls vary by (patched clock or hidden work)",
                 stage="benchmark",
             )
+
+    def _check_reports_within_windows(self, block: Block) -> None:
+        """Reject a block in which the candidate reported a call longer than the host's window around it,
+        which no honest runner can (its clock is the host's CLOCK_MONOTONIC, read inside the window)."""
+        for i, (t, w) in enumerate(zip(block.times_ms, block.windows_ms)):
+            if t > w + REPORT_SLACK_MS:
+                raise Stop(
+                    REJECTED,
+                    f"the reported times do not add up: call {i + 1} of a block was reported to take {t:.3f} ms, "
+                    f"longer than the host's clock saw around it ({w:.3f} ms): no call outlasts the window it "
+                    "runs in (a forged report)",
+                    stage="benchmark",
+                )
 
     def _check_threads(self, blocks: list[Block]) -> None:
         """On the CPU the candidate gets the reference's thread count; its CPU time, read from outside, shows it."""
