@@ -16,12 +16,13 @@ cached) and the candidate. Around it, this module:
   runner stands stopped after the call, the host staging the inputs and
   reading the output itself, hosted_calls). The trusted reference's
   calls tell how much of that window is not the call (staging, checksum, the
-  pipe); a block of the candidate's counts its typical call at least as long
-  as its windows leave once that is taken off, and never shorter than what the
-  host's clock resolves for a block's typical call. So patched clocks, hidden work,
-  work moved into the checksum or between calls can only make its figure
-  worse, and a block whose calls took far longer than reported (beyond how
-  much the reference's overhead varies) is rejected outright;
+  pipe); each call of the candidate's counts what its window leaves once that
+  is taken off, never shorter than what the host's clock resolves for a block's
+  typical call, whatever it reported. So patched clocks, hidden work, work
+  moved into the checksum or between calls can only make its figure worse, and
+  a block whose calls took far longer than reported (beyond how much the
+  reference's overhead varies), or a call reported longer than its window, is
+  rejected outright;
 * on the CPU, the candidate may not keep more cores busy than the thread
   count both sides get (its CPU time over its busiest thread's, from /proc);
 * takes each side's figure as the median per call over all timed calls;
