@@ -165,6 +165,11 @@ class RunnerProcess:
     def receive(self, timeout: float) -> dict:
         """The reply to the last command, or RunnerFailure."""
         reply = self.read_message(timeout)
+        # The watch at each reply too, not only between waits: a runner that always answers at once
+        # never leaves the reader waiting.
+        self._alive()
+        if self.watch_failure:
+            raise self._fail("limit", self.watch_failure)
         if "ok" not in reply:
             raise self._fail("protocol", "reply without an 'ok' field")
         size = reply.pop("payload_bytes", 0)

@@ -122,7 +122,7 @@ class Sides:
         # bounded while it runs; what is left after the evaluation is tidied (isolation.tidy_caches).
         watched = [v for k, v in self.caches.items() if k in isolation.CACHE_VARIABLES]
         watched += [] if runner.isolated else [own]
-        runner.watch = lambda: _over_budget(watched)
+        runner.watch = lambda: _over_budget(watched, runner.processes())
         self.cand_watch = ResourceWatch(runner, self.memory_limit(), runner_cgroups.MAX_TASKS)
         self.resource_watches.append(self.cand_watch)
         return self._keep(runner)
@@ -431,11 +431,13 @@ class Sides:
                     stage=stage, log_tail=tail)  # fmt: skip
 
 
-def _over_budget(folders: list[str]) -> str:
-    used = isolation.bytes_under(folders)
+def _over_budget(folders: list[str], pids: list[int]) -> str:
+    """Why the candidate must die for what it wrote where the host sees it ('' while within budget): the
+    files under its folders, and those its processes hold open unlinked there."""
+    used = isolation.bytes_under(folders) + isolation.bytes_held_unlinked(pids, folders)
     if used > isolation.WRITE_BUDGET_BYTES:
         return (
-            f"it wrote {used / 2**20:.0f} MiB into its caches and folder, more than the "
+            f"it wrote {used / 2**20:.0f} MiB into its caches and folder (files it holds open unlinked too), more than the "
             f"{isolation.WRITE_BUDGET_BYTES / 2**20:.0f} MiB allowed; the process group was killed"
         )
     return ""
