@@ -521,6 +521,31 @@ def test_junk_in_a_candidates_cache_does_not_outlive_its_evaluation(tmp_path, mo
     assert isolation.bytes_under([str(caches)]) < 50 * 2**20
 
 
+def test_files_held_open_or_mapped_after_their_unlink_count_as_written(tmp_path):
+    import mmap
+
+    from forge_sandbox import isolation
+
+    held = []
+    for name, mapped in (("open", False), ("mapped", True)):
+        fd = os.open(tmp_path / name, os.O_CREAT | os.O_RDWR, 0o600)
+        os.posix_fallocate(fd, 0, 8 * 2**20)
+        os.unlink(tmp_path / name)
+        if mapped:  # the mapping keeps the file, its descriptor closed
+            held.append(mmap.mmap(fd, 4096))
+            os.close(fd)
+        else:
+            held.append(fd)
+    try:
+        assert isolation.bytes_under([str(tmp_path)]) == 0
+        # Mappings are read through /proc/PID/map_files, which needs the host's privilege.
+        want = 16 if os.access(f"/proc/{os.getpid()}/map_files", os.R_OK) else 8
+        assert isolation.bytes_held_unlinked([os.getpid()], [str(tmp_path)]) >= want * 2**20
+    finally:
+        os.close(held[0])
+        held[1].close()
+
+
 def test_a_candidate_that_fills_its_caches_is_stopped(tmp_path, monkeypatch):
     monkeypatch.setenv("FORGE_SANDBOX_CACHE", str(tmp_path / "caches"))
     verdict = cpu_eval("cheat_cache_junk", static_checks=False, extra_env={"FORGE_TEST_JUNK_MB": "1400"})
