@@ -146,6 +146,7 @@ TASK_OF = {
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
     "cheat_base_interpreters_scipy_blas": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_bimodal_reported_times": REPO / "tasks" / "softmax_rows.py",
+    "cheat_result_over_staged_input": REPO / "tasks" / "softmax_rows.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -182,6 +183,7 @@ RUNTIME_ONLY = {
     "cheat_output_ring_of_buffers": "finds the first overwritten",
     "cheat_bimodal_reported_times": "no call outlasts the window it runs in",
     "cheat_unlinked_cache_files": "files it holds open unlinked too), more than the",
+    "cheat_result_over_staged_input": "forward modified its input(s) [0]: inputs must stay unchanged",
 }
 
 

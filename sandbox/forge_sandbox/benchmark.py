@@ -389,7 +389,7 @@ class Benchmark:
         try:
             sides.halt(side, stage)
             for i, (slot, shift, seed) in enumerate(calls):
-                shared.stage(i % 2, self.pool_inputs[slot], shift, seed)
+                shared.stage(i % 2, self.pool_inputs[slot], shift, seed, keep_copy=side == CANDIDATE)
                 start, start_ns = time.perf_counter(), time.monotonic_ns()
                 runner.release()
                 sides.send_step(side, {"go": i, "which": i % 2, "census": i == census_at}, stage)
@@ -398,6 +398,14 @@ class Benchmark:
                 windows.append((time.perf_counter() - start) * 1e3)
                 host_windows.append((start_ns, time.monotonic_ns()))
                 ms, span = _call_report(done, i, stage)
+                changed = shared.modified(i % 2) if side == CANDIDATE else []
+                if changed:
+                    raise Stop(
+                        REJECTED,
+                        f"while timed, call {i + 1}'s forward modified its input(s) {changed}: inputs must stay "
+                        "unchanged",
+                        stage="benchmark",
+                    )
                 out = self._read_output(side, reader, done.get("output"), limit)
                 checksums.append(checksummer(out))
                 if i >= keep_from:

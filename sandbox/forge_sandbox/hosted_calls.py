@@ -50,6 +50,7 @@ class SharedInputs:
         fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
         self.mapping: mmap.mmap | None = None
         self.staging: timing.Staging | None = None
+        self.copies: list[list] = []  # per set, what was last staged there, kept apart (``modified``)
         self.flush = timing.flush_buffer(torch.device("cpu"))
 
     def beyond_the_inputs(self) -> int:
@@ -92,12 +93,27 @@ class SharedInputs:
         sets = [[x if e is None else _tensor_at(self.mapping, e) for x, e in zip(template, entries)]
                 for entries in layout]  # fmt: skip
         self.staging = timing.Staging(template, sets)
+        self.copies = [
+            [torch.empty_like(x) if isinstance(x, torch.Tensor) else None for x in template] for _ in range(2)
+        ]
         return layout
 
-    def stage(self, which: int, source: list, shift: int, seed: int) -> None:
-        """Write a call's inputs into set ``which``, then evict the cache (the runner is stopped)."""
-        self.staging.fill(which, source, shift, seed)
+    def stage(self, which: int, source: list, shift: int, seed: int, keep_copy: bool = False) -> None:
+        """Write a call's inputs into set ``which``, then evict the cache (the runner is stopped). With
+        ``keep_copy``, what was staged is also kept apart, for ``modified``."""
+        staged = self.staging.fill(which, source, shift, seed)
+        if keep_copy:
+            for copy, x in zip(self.copies[which], staged):
+                if copy is not None:
+                    copy.copy_(x)
         self.flush.zero_()
+
+    def modified(self, which: int) -> list[int]:
+        """Which of set ``which``'s inputs differ, bit for bit, from what was last staged there with a copy
+        kept: a call that wrote into its inputs (red team round 11: a result written over the staged input
+        and returned, which spares allocating an output the reference pays for every call)."""
+        return [i for i, (x, copy) in enumerate(zip(self.staging.sets[which], self.copies[which]))
+                if copy is not None and not _same_bytes(x, copy)]  # fmt: skip
 
     def close_mapping(self) -> None:
         if self.mapping is not None:
@@ -131,6 +147,10 @@ def _tensor_at(mapping: mmap.mmap, entry: dict) -> torch.Tensor:
         else torch.empty(0, dtype=dtype)
     )
     return flat.as_strided(entry["shape"], entry["stride"])
+
+
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
 
 
 def _extent(shape: list[int], stride: list[int], itemsize: int) -> int:
