@@ -147,6 +147,7 @@ TASK_OF = {
     "cheat_base_interpreters_scipy_blas": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_bimodal_reported_times": REPO / "tasks" / "softmax_rows.py",
     "cheat_result_over_staged_input": REPO / "tasks" / "softmax_rows.py",
+    "cheat_output_ring_while_timed": REPO / "tasks" / "softmax_rows.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -184,6 +185,7 @@ RUNTIME_ONLY = {
     "cheat_bimodal_reported_times": "no call outlasts the window it runs in",
     "cheat_unlinked_cache_files": "files it holds open unlinked too), more than the",
     "cheat_result_over_staged_input": "forward modified its input(s) [0]: inputs must stay unchanged",
+    "cheat_output_ring_while_timed": "which is still held: each call must return an output of its own",
 }
 
 

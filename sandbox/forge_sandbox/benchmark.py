@@ -38,6 +38,7 @@ cached) and the candidate. Around it, this module:
 
 from __future__ import annotations
 
+import collections
 import math
 import random
 import secrets
@@ -59,6 +60,9 @@ QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a 
 # (~0.1 of a core over a 0.1 s block) and the runner's other threads.
 CORES_SLACK = 0.25
 KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
+# Hosted: the outputs each runner holds through a block (the last ones, up to this many bytes, all of a
+# block of small ones), so that none of their memory is free to come back as a later call's output.
+HELD_BYTES = 256 * 2**20
 # How much longer than the host's window around it a call's report may be: both clocks are the machine's
 # CLOCK_MONOTONIC, read microseconds apart; a rounding and a clock read.
 REPORT_SLACK_MS = 0.05
@@ -139,6 +143,7 @@ class Benchmark:
         self.sampling = "" if on_cuda else cpu_samples.available()
         self.profiles: cpu_samples.Profiles | None = None  # from the first timed block on (_attach_samplers)
         self.call_estimate_ms = 0.0  # the longest side's typical call, from the probe
+        self.held = 1  # hosted: the outputs each runner holds through a timed block (_run sets it)
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -173,6 +178,7 @@ class Benchmark:
         # The last outputs of each block, held as the candidate returned them and compared in full: a
         # kernel that writes into a ring of buffers of its own shorter than this shows stale results.
         keep = min(n, KEPT_OUTPUTS, max(2, KEPT_BYTES // max(self.output_bytes, 1)))
+        self.held = min(n, max(keep, HELD_BYTES // max(self.output_bytes, 1)))
         for _ in range(self.blocks):
             calls = self._schedule(n)
             # Never the first call: it makes the block's checksum weights (timing.Checksummer) inside the
@@ -332,7 +338,7 @@ class Benchmark:
     def _time(self, side: str, calls: list, warmup: bool = False, census_at: int = -1, checksum_seed: int = 0,
               keep: int = 0) -> Block:  # fmt: skip
         message = {"op": "time", "calls": len(calls), "checksum_seed": checksum_seed,
-                   "keep_last": 0 if warmup else keep, "which": side}  # fmt: skip
+                   "keep_last": 0 if warmup else keep, "hold_last": 1 if warmup else self.held, "which": side}  # fmt: skip
         cand = self.sides.cand
         # The candidate is sampled while timed; the reference also while warming up, so that the functions
         # it runs are known from more samples.
@@ -380,6 +386,9 @@ class Benchmark:
         limit = 2 * self.output_bytes + ARCHIVE_OVERHEAD_BYTES  # as outputs_limit allows on the pipe
         keep_from = len(calls) - message["keep_last"]
         times, windows, checksums, spans, host_windows, held = [], [], [], [], [], []
+        # Where the outputs the runner holds while a call runs lie (the last message["hold_last"]):
+        # memory that call's output may not come from.
+        holding: collections.deque = collections.deque(maxlen=message["hold_last"])
         if sampled:
             self.profiles.begin(side)
         block_start = time.perf_counter()
@@ -407,6 +416,8 @@ class Benchmark:
                         stage="benchmark",
                     )
                 out = self._read_output(side, reader, done.get("output"), limit)
+                if side == CANDIDATE and out is not None:
+                    self._check_fresh(reader.last_span, holding, i)
                 checksums.append(checksummer(out))
                 if i >= keep_from:
                     held.append((done.get("output"), out))
@@ -425,6 +436,23 @@ class Benchmark:
         if sampled:
             self.profiles.end(side, spans, runner.processes(), host_windows, census_at)
         return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept)
+
+    @staticmethod
+    def _check_fresh(span: tuple[int, int], holding: collections.deque, i: int) -> None:
+        """Call ``i``'s output (at ``span``) must not lie in the memory of an earlier call's that the
+        runner still holds (so no allocator gave it out again): a ring of output buffers of the
+        candidate's own, which spares the allocation the reference pays every call (red team round 11:
+        1.55x for an honest 0.9x ReLU with a ring of four, longer than the outputs re-read at the end)."""
+        start, end = span
+        for j, (held_start, held_end) in holding:
+            if start < held_end and held_start < end:
+                raise Stop(
+                    INCORRECT,
+                    f"while timed, call {i + 1}'s output is the memory of call {j + 1}'s output, which is still "
+                    "held: each call must return an output of its own",
+                    stage="benchmark",
+                )
+        holding.append((i, span))
 
     def _read_output(self, side: str, reader: hosted_calls.OutputReader, description, limit: int):
         """A timed output, read by the host; the candidate's must have the reference's shape and dtype

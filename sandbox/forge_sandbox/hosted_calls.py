@@ -183,6 +183,7 @@ class OutputReader:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+        self.last_span = (0, 0)  # the addresses [start, end) of the output ``read`` last read
 
     def read(self, description: dict, limit: int) -> torch.Tensor | None:
         """The output ``description`` (describe_output) points at, copied out; None for no tensor.
@@ -204,6 +205,7 @@ class OutputReader:
         if nbytes > limit or math.prod(shape) * itemsize > limit:
             raise OutputUnreadable(f"an output of shape {shape} spanning {nbytes} bytes, more than the {limit} allowed")
         buffer = bytearray(-(-nbytes // itemsize) * itemsize)
+        self.last_span = (ptr, ptr + nbytes)
         if nbytes:
             try:
                 got = os.preadv(self.fd, [buffer], ptr)

@@ -16,6 +16,7 @@ What both do alike, running a model on verification inputs and timing it, is
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import json
 import os
@@ -98,6 +99,9 @@ class ModelHarness:
         n = int(msg["calls"])
         keep_from = n - msg.get("keep_last", 0)
         kept: list = []
+        # The last outputs, this call's among them, held through the block on both sides alike: their
+        # memory is not free for a later output (the host checks that none comes from it).
+        holding: collections.deque = collections.deque(maxlen=max(int(msg.get("hold_last", 1)), 1))
         ops: dict[int, op_census.OpRecorder] = {}
 
         def start_call(i: int):
@@ -113,6 +117,7 @@ class ModelHarness:
             # Held until the next call's end (the host has read this one before its next word), the
             # block's last until the next block: the host may read it after this process goes on.
             self.last_output = out
+            holding.append(out)
             if i >= keep_from and hold_outputs:
                 kept.append(out)
             # The answer last: the host stops this process once it has it, which takes a clock tick or
