@@ -599,9 +599,9 @@ class ThreadTimes:
     # Per process, its own count (/proc/PID/stat, in clock ticks): it keeps the time of threads that
     # have exited, which no per-thread reading shows (a thread started and joined inside each call).
     processes: dict[int, float] = field(default_factory=dict)
-    # The runner's cpu group's count (runner_cgroups.RunnerGroup.cpu_seconds), forge's processes' own time
-    # taken off: it keeps the time of processes that no reading of /proc or of a parent shows, a child
-    # the kernel reaped itself (SIGCHLD ignored) among them. None without a group.
+    # The runner's cpu group's count (runner_cgroups.RunnerGroup.cpu_seconds; forge's own processes are
+    # not in the group): it keeps the time of processes that no reading of /proc or of a parent shows, a
+    # child the kernel reaped itself (SIGCHLD ignored) among them. None without a group.
     grouped_s: float | None = None
 
     @classmethod
@@ -615,12 +615,10 @@ class ThreadTimes:
             try:
                 fields = _stat_fields(pid)
                 reaped += int(fields[13]) + int(fields[14])  # cutime, cstime
-                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
                 if pid in forges:
-                    if grouped_s is not None:
-                        grouped_s -= sum(_thread_seconds(pid, tid) or 0.0 for tid in tids)
                     continue
                 processes[pid] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
             except (OSError, ValueError, IndexError):
                 continue
             for tid in tids:
