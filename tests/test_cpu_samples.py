@@ -230,6 +230,20 @@ def test_code_generated_by_torch_compile_is_pytorchs_work():
     assert "torch.compile's generated code" in reason
 
 
+def _unmapped_base(size: int) -> int:
+    """An address where this process maps nothing over ``size`` bytes (a long test run maps much: a
+    fixed address may come to hold real memory)."""
+    spans = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            spans.append((lo, hi))
+    base = 0x100000000000
+    while any(lo < base + size and base < hi for lo, hi in spans):
+        base += 1 << 36
+    return base
+
+
 def _openblas() -> cpu_samples._KnownLibrary:
     known = cpu_samples._known_libraries()
     ours = os.path.realpath(os.path.dirname(np.__file__) + ".libs")  # the one this process's numpy loads
@@ -565,7 +579,7 @@ def test_code_is_named_by_what_the_host_reads_only_where_that_is_what_ran(tmp_pa
     segment = library.segments[0]
     names = cpu_samples.FunctionNames()
     pid = os.getpid()  # its maps are set by hand; its root is the host's for the files' checks
-    base = 0x7F0000000000
+    base = _unmapped_base(1 << 32)  # the host reads its memory there first: nothing real may lie there
     lo, hi = base + segment.first_page, base + segment.offset + segment.size
     ip = lo + offset - segment.first_page
     code = cpu_samples.Mapping(lo, hi, segment.first_page, library.path, library.file)
