@@ -90,6 +90,10 @@ CHEATS = {
     "cheat_triton_kernel_calls_numpy": {"rejected"},
     "cheat_aten_softmax_from_its_headers": {"rejected"},
     "cheat_base_interpreters_scipy_blas": {"rejected"},
+    # Red team, round 12 (static check on): the command line read from Python and from C++
+    "cheat_right_only_where_its_command_line_names_forge": {"rejected"},
+    "cheat_replies_padded_with_junk": {"rejected"},
+    "cheat_endless_exception_text": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -148,6 +152,8 @@ TASK_OF = {
     "cheat_bimodal_reported_times": REPO / "tasks" / "softmax_rows.py",
     "cheat_result_over_staged_input": REPO / "tasks" / "softmax_rows.py",
     "cheat_output_ring_while_timed": REPO / "tasks" / "softmax_rows.py",
+    "cheat_right_only_where_its_command_line_names_forge": REPO / "tasks" / "activation_gelu.py",
+    "cheat_replies_padded_with_junk": REPO / "tasks" / "activation_gelu.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -186,6 +192,8 @@ RUNTIME_ONLY = {
     "cheat_unlinked_cache_files": "files it holds open unlinked too), more than the",
     "cheat_result_over_staged_input": "forward modified its input(s) [0]: inputs must stay unchanged",
     "cheat_output_ring_while_timed": "which is still held: each call must return an output of its own",
+    "cheat_right_only_where_its_command_line_names_forge": "outside tolerance",
+    "cheat_replies_padded_with_junk": "a message larger than 1 MiB",
 }
 
 
@@ -566,6 +574,34 @@ def test_nothing_in_the_candidates_environment_names_forge(monkeypatch):
     for isolate in (True, False):
         verdict = cpu_eval("cheat_detects_forge", static_checks=False, isolate=isolate)
         assert verdict.status == "incorrect", (isolate, verdict.reasons)
+
+
+def test_nothing_in_a_runners_command_line_names_forge(tmp_path):
+    from forge_sandbox.host import RunnerProcess
+
+    runner = RunnerProcess("candidate", str(tmp_path / "candidate"), "cpu")
+    try:
+        reply, _ = runner.request({"op": "hello"}, 60)
+        assert reply["ok"], reply
+        with open(f"/proc/{runner.proc.pid}/cmdline", "rb") as f:
+            assert f.read().split(b"\0") == [sys.executable.encode(), b"-", b""]
+        with open(f"/proc/{runner.proc.pid}/environ", "rb") as f:
+            assert b"forge" not in f.read().lower()
+    finally:
+        runner.close()
+    # Under its namespaces too, read from C++ (its own and the namespace's first process's) and Python.
+    verdict = cpu_eval("cheat_right_only_where_its_command_line_names_forge", static_checks=False,
+                       task=TASK_OF["cheat_right_only_where_its_command_line_names_forge"])  # fmt: skip
+    assert verdict.status == "incorrect", verdict.reasons
+
+
+def test_what_a_candidate_says_reaches_the_verdict_bounded():
+    from forge_sandbox.verdict import REASON_CHARS
+
+    verdict = cpu_eval("cheat_endless_exception_text", static_checks=False)
+    assert verdict.status == "runtime_error", verdict.reasons
+    reason = verdict.reasons[0]
+    assert "characters cut" in reason and len(reason) < REASON_CHARS + 100, reason[:200]
 
 
 def test_a_bug_of_forges_own_is_an_error_not_a_verdict(monkeypatch):

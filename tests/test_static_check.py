@@ -89,6 +89,12 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("def f(g):\n    return g.gi_frame", "walking the interpreter's frames"),
         ("import numpy as np\n@triton.jit\ndef k2(p):\n    np.sum(p)", "calls numpy.sum"),
         ("def helper():\n    pass\n@triton.jit\ndef k3(p):\n    helper()", "calls helper"),
+        # red team, round 12: how its process was started; a path split into adjacent C++ literals
+        ("import sys\nTOLD = '--x' in sys.argv", "reads sys.argv"),
+        ("import sys\nTOLD = sys.orig_argv", "reads sys.orig_argv"),
+        ("from sys import orig_argv", "imports sys.orig_argv"),
+        ("import os\nTOLD = os.getppid() == 1", "reads os.getppid"),
+        ('SRC = """\nstd::ifstream f("/pr" "oc/self/cmdline");\n"""', "'/proc/self/cmdline"),
     ],
 )
 def test_red_flags(snippet, words):
@@ -101,6 +107,20 @@ def test_red_flags(snippet, words):
 def test_a_red_flag_is_a_name_of_its_own():
     report = check(TRITON + 'SRC = "out = Copy::eval(x); y = my_dlopen_count; namespace attn { int f(); }"\n')
     assert report.ok, report.findings
+
+
+def test_comments_in_cpp_source_name_nothing_it_does():
+    source = '''SRC = """
+    // the same formula as namespace at (ATen) uses; tiles sized from /proc/cpuinfo's cache sizes
+    /* not at::native's kernel */
+    const char* url = "http://example.org";  // a "//" inside a literal starts no comment
+    """
+    '''
+    report = check(TRITON + textwrap.dedent(source))
+    assert report.ok, report.findings
+    # A literal keeps what it holds, comment markers and all.
+    report = check(TRITON + 'SRC = """\nconst char* p = "//x/proc/self/maps";\n"""\n')
+    assert any("/proc/self/maps" in finding for finding in report.findings), report.findings
 
 
 def test_try_around_imports_is_fine_and_external_streams_are_allowed():

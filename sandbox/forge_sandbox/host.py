@@ -79,30 +79,18 @@ class RunnerProcess:
         # In namespaces of its own nothing it starts can leave them (runner_processes finds them all),
         # so the token is only needed without them: then its environment names nothing of the evaluator's.
         child_env = child_environment(device, None if self.isolated else self.token, env)
+        arguments = ["--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--workdir", workdir, "--device", device,
+                     "--role", role, *(extra_args or []), *(["--shared-fd", str(shared_fd)] if shared_fd >= 0 else [])]  # fmt: skip
+        program_r = _program_pipe(runner_program(arguments))
         # The host keeps its own descriptor and reads the log through it: the candidate may
         # replace the file's name with a FIFO or a link, never the file the host holds.
         self.log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(os.dup(self.log_fd), "wb") as log:
+        with os.fdopen(os.dup(self.log_fd), "wb") as log, os.fdopen(program_r, "rb") as program:
+            # `python -`: the program comes on its standard input (runner_program), so its command line
+            # names nothing of forge's either.
             self.proc = subprocess.Popen(
-                [
-                    *(prefix or []),
-                    sys.executable,
-                    "-m",
-                    "forge_sandbox.runner",
-                    "--cmd-fd",
-                    str(cmd_r),
-                    "--reply-fd",
-                    str(reply_w),
-                    "--workdir",
-                    workdir,
-                    "--device",
-                    device,
-                    "--role",
-                    role,
-                    *(extra_args or []),
-                    *(["--shared-fd", str(shared_fd)] if shared_fd >= 0 else []),
-                ],
-                stdin=subprocess.DEVNULL,
+                [*(prefix or []), sys.executable, "-"],
+                stdin=program,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 pass_fds=(cmd_r, reply_w, *([shared_fd] if shared_fd >= 0 else [])),
@@ -114,7 +102,11 @@ class RunnerProcess:
         os.close(reply_w)
         os.set_blocking(cmd_w, False)  # a runner that stops reading must not block the host
         self.cmd_fd = cmd_w
-        self.reader = protocol.LineReader(reply_r, alive=self._alive)
+        if role == "reference":
+            self.reader = protocol.LineReader(reply_r, alive=self._alive)
+        else:
+            self.reader = protocol.LineReader(reply_r, alive=self._alive, limit=protocol.UNTRUSTED_MESSAGE_BYTES,
+                                              text_limit=protocol.UNTRUSTED_TEXT_CHARS)  # fmt: skip
         self.awaiting = False
         self.watch = None  # called while waiting for a reply; returns why the runner must die, or ''
         self.watch_failure = ""
@@ -433,13 +425,40 @@ _KEPT_PREFIXES = ("LC_", "NVIDIA_")
 TOKEN_VARIABLE = "RUN_TOKEN"
 
 
-def child_environment(device: str, token: str | None, env: dict | None = None) -> dict:
-    """The environment of a runner: the kept part of the host's, then ``env``, forge_sandbox
-    importable, and the token that finds its strays (when given)."""
+def sandbox_root() -> str:
+    """The folder forge_sandbox is imported from."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__)))
+
+
+def runner_program(arguments: list[str]) -> str:
+    """What a runner's interpreter runs, read from its standard input: forge_sandbox importable, then
+    runner.main with ``arguments``. A candidate reads its process's command line (sys.argv,
+    /proc/self/cmdline, its namespace's first process's) as ``python -``: a kernel that is right only
+    where it sees it is evaluated has nothing to see there."""
+    return (
+        f"import sys\nsys.path.insert(0, {sandbox_root()!r})\n"
+        f"from forge_sandbox.runner import main\nmain({arguments!r})\n"
+    )
+
+
+def _program_pipe(program: str) -> int:
+    """A pipe's read end holding ``program`` and then its end (a program is far below a pipe's buffer)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, program.encode())
+    finally:
+        os.close(write_end)
+    return read_end
+
+
+def child_environment(device: str, token: str | None, env: dict | None = None, importable: bool = False) -> dict:
+    """The environment of a runner or a profiled process: the kept part of the host's, then ``env``,
+    forge_sandbox importable through PYTHONPATH only with ``importable`` (a runner's program imports it
+    itself: runner_program), and the token that finds its strays (when given)."""
     child_env = {k: v for k, v in os.environ.items() if k in _KEPT_VARIABLES or k.startswith(_KEPT_PREFIXES)}
     child_env.update(env or {})
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(forge_sandbox.__file__)))
-    child_env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, child_env.get("PYTHONPATH", "")) if p)
+    if importable:
+        child_env["PYTHONPATH"] = os.pathsep.join(p for p in (sandbox_root(), child_env.get("PYTHONPATH", "")) if p)
     if device == "cpu":
         child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
     if token:

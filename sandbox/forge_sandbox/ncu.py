@@ -174,7 +174,7 @@ def _run(cmd: list[str], request: ProfileRequest, deadline: float) -> tuple[int 
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=request.workdir,
-            env=child_environment(request.device, token, request.env),
+            env=child_environment(request.device, token, request.env, importable=True),
             start_new_session=True,
         )
         try:

@@ -29,6 +29,11 @@ import zipfile
 import torch
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# What an untrusted runner may send: its replies are a few KiB (6 KiB the largest seen, a compiler's
+# error), and a parsed message takes some 30 times its bytes in the host's memory, which the
+# candidate's memory limit does not cover.
+UNTRUSTED_MESSAGE_BYTES = 1024 * 1024
+UNTRUSTED_TEXT_CHARS = 16 * 1024  # any one string in such a message (an exception's detail: 8000)
 
 
 class ChannelClosed(Exception):
@@ -67,11 +72,14 @@ def write_message(fd: int, message: dict, payload: bytes = b"", timeout: float |
 
 
 class LineReader:
-    """Reads newline-terminated JSON messages from a pipe with a deadline."""
+    """Reads newline-terminated JSON messages from a pipe with a deadline: each at most ``limit`` bytes,
+    and its strings cut to ``text_limit`` characters where one is given."""
 
-    def __init__(self, fd: int, alive=None) -> None:
+    def __init__(self, fd: int, alive=None, limit: int = MAX_MESSAGE_BYTES, text_limit: int | None = None) -> None:
         self.fd = fd
         self.buffer = b""
+        self.limit = limit
+        self.text_limit = text_limit
         # A runner can die while a child it forked keeps the pipe open, so EOF never
         # comes: ``alive()`` is asked between waits, and a dead runner ends the read.
         self.alive = alive or (lambda: True)
@@ -123,10 +131,18 @@ class LineReader:
         deadline = None if timeout is None else time.monotonic() + timeout
         while b"\n" not in self.buffer:
             self.buffer += self._wait(deadline, spin_s)
-            if len(self.buffer) > MAX_MESSAGE_BYTES:
-                raise ProtocolViolation("message larger than 64 MiB")
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return _parse(line)
+            if len(self.buffer) > self.limit:
+                break
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        if len(line) > self.limit:
+            raise ProtocolViolation(f"a message larger than {self.limit / 2**20:g} MiB")
+        message = _parse(line)
+        if self.text_limit is None:
+            return message
+        try:
+            return _cut_strings(message, self.text_limit)
+        except RecursionError:
+            raise ProtocolViolation("malformed message: nested deeper than the host reads") from None
 
     def read_exact(self, n: int, timeout: float | None) -> bytes:
         """The ``n`` raw bytes that follow a reply."""
@@ -149,6 +165,17 @@ def _parse(line: bytes) -> dict:
     if not isinstance(message, dict):
         raise ProtocolViolation("message is not a JSON object")
     return message
+
+
+def _cut_strings(value, limit: int):
+    """``value`` with every string (keys too) longer than ``limit`` cut to it, marked as cut."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}... [{len(value) - limit} characters cut]"
+    if isinstance(value, list):
+        return [_cut_strings(v, limit) for v in value]
+    if isinstance(value, dict):
+        return {_cut_strings(k, limit): _cut_strings(v, limit) for k, v in value.items()}
+    return value
 
 
 def save_tensors(path: str, value) -> None:

@@ -1,8 +1,8 @@
 """A runner process: runs a task's reference or a candidate on the host's command.
 
-Started by the host as ``python -m forge_sandbox.runner --role reference|candidate
---cmd-fd R --reply-fd W --workdir D --device DEV`` in a new session (so a
-timeout kills its whole process group, compilers included). It reads one JSON
+Started by the host as ``python -`` running ``main(["--role", "reference|candidate",
+"--cmd-fd", R, "--reply-fd", W, "--workdir", D, "--device", DEV])`` (host.runner_program)
+in a new session (so a timeout kills its whole process group, compilers included). It reads one JSON
 command at a time and answers with one JSON reply; tensors follow a reply on
 the same pipe (``payload``), inputs travel as files the reference writes.
 

@@ -54,6 +54,10 @@ _STREAM_CALLS = {
     "cp.cuda.Stream",
 }
 _PRIVATE_PATHS = ("/proc/", "/dev/shm", "forge-eval", "kev-")
+# How its process was started: a kernel that reads it can be right where it is evaluated and wrong in
+# a user's model.
+_HOW_IT_WAS_STARTED = {"sys.argv", "sys.orig_argv", "os.getppid"}
+_STARTED_WHY = "how its process was started is no kernel's business (it must behave the same in every process)"
 _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
 # PyTorch's compilers, dispatch hooks and profilers: they do PyTorch's work behind a token kernel, or
 # tell the candidate when forge's census of PyTorch operators is watching.
@@ -275,6 +279,9 @@ class _Visitor(ast.NodeVisitor):
                 self.flag(
                     node, "imports numpy.ctypeslib: numpy's door to native libraries (a BLAS behind forge's back)"
                 )
+        for alias in node.names:
+            if f"{node.module}.{alias.name}" in _HOW_IT_WAS_STARTED:
+                self.flag(node, f"imports {node.module}.{alias.name}: {_STARTED_WHY}")
         if node.module in {"os", "contextlib"} and any(a.name in _PROCESS_CALLS | {"suppress"} for a in node.names):
             self.flag(
                 node, f"imports {', '.join(a.name for a in node.names)} from {node.module}: not allowed in a kernel"
@@ -384,6 +391,8 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, "uses numpy.ctypeslib: numpy's door to native libraries (a BLAS behind forge's back)")
         if dotted_name(node) == "sys.modules" or (self.root(node) == "sys" and node.attr == "modules"):
             self.flag(node, "reads sys.modules: reaching into the evaluator's modules is not allowed")
+        if self.resolved(node) in _HOW_IT_WAS_STARTED:
+            self.flag(node, f"reads {self.resolved(node)}: {_STARTED_WHY}")
         if node.attr == "__dict__":
             self.flag(node, "uses __dict__: reaching into namespaces is not allowed in a kernel")
         if node.attr in _FRAME_ATTRIBUTES:
@@ -411,11 +420,15 @@ class _Visitor(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str) or id(node) in self.docstrings:
             return
-        if any(marker in node.value for marker in _PRIVATE_PATHS):
-            self.flag(
-                node, f"refers to {node.value[:40]!r}: reading the evaluator's files or other processes is not allowed"
-            )
         text = _native_text(node.value)
+        for marker in _PRIVATE_PATHS:
+            at = text.find(marker)
+            if at >= 0:
+                self.flag(
+                    node,
+                    f"refers to {text[at : at + 40]!r}: reading the evaluator's files or other processes is not allowed",
+                )
+                break
         for marker, why in _NATIVE_RED_FLAGS.items():
             if _finds(text, marker) >= 0:
                 self.flag(node, f"its C++/CUDA source {why} ({marker})")
@@ -468,8 +481,18 @@ def _split_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
     return findings
 
 
+# In C++ source: a string or character literal (kept whole, so that a "//" inside one starts no
+# comment) or a comment.
+_CPP_LITERAL_OR_COMMENT = re.compile(r""""(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/""", re.DOTALL)
+
+
 def _native_text(value: str) -> str:
-    """C++ as its compiler reads names: ``py :: module_ :: import`` is ``py::module_::import``."""
+    """C++ as its compiler reads it: without its comments (in source of more than one line: a comment
+    names nothing the kernel does), adjacent literals joined (``"/pr" "oc/"`` is ``"/proc/"``), and
+    ``py :: module_ :: import`` is ``py::module_::import``."""
+    if "\n" in value:
+        value = _CPP_LITERAL_OR_COMMENT.sub(lambda m: " " if m.group().startswith("/") else m.group(), value)
+    value = re.sub(r'"\s*"', "", value)
     return re.sub(r"\s*::\s*", "::", value)
 
 

