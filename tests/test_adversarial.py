@@ -91,9 +91,12 @@ CHEATS = {
     "cheat_aten_softmax_from_its_headers": {"rejected"},
     "cheat_base_interpreters_scipy_blas": {"rejected"},
     # Red team, round 12 (static check on): the command line read from Python and from C++
-    "cheat_right_only_where_its_command_line_names_forge": {"rejected"},
+    "cheat_right_only_where_its_process_names_forge": {"rejected"},
     "cheat_replies_padded_with_junk": {"rejected"},
     "cheat_endless_exception_text": {"rejected"},
+    # Red team, round 13 (static check on): wrong in real use, on inputs forge never made
+    "cheat_rows_assumed_back_to_back": {"incorrect"},
+    "cheat_softmax_nan_on_masked_rows": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -152,8 +155,10 @@ TASK_OF = {
     "cheat_bimodal_reported_times": REPO / "tasks" / "softmax_rows.py",
     "cheat_result_over_staged_input": REPO / "tasks" / "softmax_rows.py",
     "cheat_output_ring_while_timed": REPO / "tasks" / "softmax_rows.py",
-    "cheat_right_only_where_its_command_line_names_forge": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_where_its_process_names_forge": REPO / "tasks" / "activation_gelu.py",
     "cheat_replies_padded_with_junk": REPO / "tasks" / "activation_gelu.py",
+    "cheat_rows_assumed_back_to_back": REPO / "tasks" / "softmax_rows.py",
+    "cheat_softmax_nan_on_masked_rows": REPO / "tasks" / "softmax_rows.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -192,8 +197,10 @@ RUNTIME_ONLY = {
     "cheat_unlinked_cache_files": "files it holds open unlinked too), more than the",
     "cheat_result_over_staged_input": "forward modified its input(s) [0]: inputs must stay unchanged",
     "cheat_output_ring_while_timed": "which is still held: each call must return an output of its own",
-    "cheat_right_only_where_its_command_line_names_forge": "outside tolerance",
+    "cheat_right_only_where_its_process_names_forge": "outside tolerance",
     "cheat_replies_padded_with_junk": "a message larger than 1 MiB",
+    "cheat_rows_assumed_back_to_back": "(inputs with contiguous rows spaced apart (a narrowed view))",
+    "cheat_softmax_nan_on_masked_rows": "(inputs with -inf where a mask would put it)",
 }
 
 
@@ -576,7 +583,7 @@ def test_nothing_in_the_candidates_environment_names_forge(monkeypatch):
         assert verdict.status == "incorrect", (isolate, verdict.reasons)
 
 
-def test_nothing_in_a_runners_command_line_names_forge(tmp_path):
+def test_nothing_in_a_runners_command_line_groups_or_descriptors_names_forge(tmp_path):
     from forge_sandbox.host import RunnerProcess
 
     runner = RunnerProcess("candidate", str(tmp_path / "candidate"), "cpu")
@@ -589,9 +596,9 @@ def test_nothing_in_a_runners_command_line_names_forge(tmp_path):
             assert b"forge" not in f.read().lower()
     finally:
         runner.close()
-    # Under its namespaces too, read from C++ (its own and the namespace's first process's) and Python.
-    verdict = cpu_eval("cheat_right_only_where_its_command_line_names_forge", static_checks=False,
-                       task=TASK_OF["cheat_right_only_where_its_command_line_names_forge"])  # fmt: skip
+    # Under its namespaces too, read from C++ (command lines, groups, descriptors) and from Python.
+    verdict = cpu_eval("cheat_right_only_where_its_process_names_forge", static_checks=False,
+                       task=TASK_OF["cheat_right_only_where_its_process_names_forge"])  # fmt: skip
     assert verdict.status == "incorrect", verdict.reasons
 
 

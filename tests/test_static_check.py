@@ -84,7 +84,11 @@ def test_pytorch_only_source_has_no_custom_kernel():
         # red team, round 10: PyTorch's kernels compiled in from its headers; the runner's frames walked
         ('SRC = "#include <ATen/native/cpu/LogSoftmaxKernelImpl.h>"', "kernel implementations"),
         ('SRC = "using namespace at :: native;"', "(at::native)"),
-        ('SRC = "namespace at { namespace native { void f(); } }"', "(namespace at)"),
+        ('SRC = "namespace at { namespace native { void f(); } }"', "(namespace native)"),
+        ('SRC = "using namespace at;\\nauto y = native::softmax(x, 1, false);"', "(native::)"),
+        ('SRC = "using namespace at;\\nauto y = cpu::_softmax(x, 1, false);"', "(cpu::)"),
+        ('SRC = "std::thread worker(f);"', "(std::thread)"),
+        ('SRC = "std::thread{f}.detach();"', "(std::thread)"),
         ("def f(e):\n    return e.__traceback__.tb_frame.f_back.f_globals", "walking the interpreter's frames"),
         ("def f(g):\n    return g.gi_frame", "walking the interpreter's frames"),
         ("import numpy as np\n@triton.jit\ndef k2(p):\n    np.sum(p)", "calls numpy.sum"),
@@ -106,6 +110,18 @@ def test_red_flags(snippet, words):
 
 def test_a_red_flag_is_a_name_of_its_own():
     report = check(TRITON + 'SRC = "out = Copy::eval(x); y = my_dlopen_count; namespace attn { int f(); }"\n')
+    assert report.ok, report.findings
+    # red team, round 13: honest C++ that used ATen's namespace, asked for the core count, named a scale
+    source = (
+        'SRC = "using namespace at;\\nTensor y = empty_like(x);\\n'
+        'int n = std::thread::hardware_concurrency(); float prctl_scale = 1.f;"\n'
+    )
+    report = check(TRITON + source)
+    assert report.ok, report.findings
+
+
+def test_try_finally_is_no_fallback():
+    report = check(TRITON + "def f(x):\n    try:\n        return x + 1\n    finally:\n        x = None\n")
     assert report.ok, report.findings
 
 

@@ -136,7 +136,7 @@ class ReferenceRunner:
         self.compiled = None
         plan = msg["variants"]
         trials = [
-            [cpu(x) for x in variants.transform_values(self._inputs_from_seed(seed), variant)]
+            [cpu(x) for x in variants.transform_values(self._inputs_from_seed(seed), variant, seed)]
             for seed, variant in zip(msg["trial_seeds"], plan)
         ]
         pool = [[cpu(x) for x in self._inputs_from_seed(seed)] for seed in msg["pool_seeds"]]

@@ -178,6 +178,11 @@ class RunnerGroup:
                 time.sleep(0.02)  # the last tasks are still being reaped
 
 
+# A candidate reads its groups' names (/proc/self/cgroup): they name nothing of forge, so that a kernel
+# cannot tell from them that it is being evaluated.
+GROUP_PREFIX = "sb-"
+
+
 def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | None, str]:
     """A new group of ``controller`` ("pids": at most ``bound`` tasks; "memory": a hard limit of
     ``bound`` bytes; "freezer", "cpuacct": ``bound`` unused), or (None, why none could be made)."""
@@ -185,7 +190,7 @@ def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | Non
     if not where:
         return None, why
     _sweep(where)
-    path = os.path.join(where, f"forge-{name or uuid.uuid4().hex[:12]}")
+    path = os.path.join(where, f"{GROUP_PREFIX}{name or uuid.uuid4().hex[:12]}")
     try:
         os.mkdir(path)
     except OSError as exc:
@@ -241,7 +246,7 @@ def _sweep(where: str) -> None:
     """Remove the empty groups that hosts killed with -9 left behind (one a live host just made is
     younger, and removing a group with tasks fails)."""
     try:
-        entries = [e for e in os.scandir(where) if e.name.startswith("forge-") and e.is_dir(follow_symlinks=False)]
+        entries = [e for e in os.scandir(where) if e.name.startswith(GROUP_PREFIX) and e.is_dir(follow_symlinks=False)]
     except OSError:
         return
     for entry in entries:

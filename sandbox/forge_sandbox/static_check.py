@@ -68,16 +68,18 @@ _TORCH_MACHINERY = (
 # In C++/CUDA source strings: entry points that bypass PyTorch's dispatcher (and so the census), and
 # native threads that would run beside the other side's timing.
 _NATIVE_RED_FLAGS = {
-    "at::cpu::": "calls ATen's CPU kernels directly (PyTorch's work, hidden from forge's census)",
-    "at::redispatch::": "redispatches ATen operators (PyTorch's work, hidden from forge's census)",
-    "at::_ops::": "calls ATen operators below the dispatcher's front door (hidden from forge's census)",
+    # ATen's namespaces below its front door, named from at:: or under a using-directive of at
+    "cpu::": "calls ATen's CPU kernels directly (PyTorch's work, hidden from forge's census)",
+    "redispatch::": "redispatches ATen operators (PyTorch's work, hidden from forge's census)",
+    "_ops::": "calls ATen operators below the dispatcher's front door (hidden from forge's census)",
     "ATen/NativeFunctions.h": "includes ATen's native kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CPUFunctions.h": "includes ATen's CPU kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CUDAFunctions.h": "includes ATen's CUDA kernels (PyTorch's work, hidden from forge's census)",
     "ATen/native/": "includes ATen's kernel implementations (PyTorch's work compiled in, hidden from forge)",
-    # at::native, called or named another way (an alias, a using-directive)
+    # at::native, called or named another way (an alias, a using-directive of at or of at::native)
     "at::native": "names ATen's native kernels (PyTorch's work, hidden from forge's census)",
-    "namespace at": "opens ATen's namespace (at::native's kernels under a shorter name)",
+    "native::": "names ATen's native kernels (PyTorch's work, hidden from forge's census)",
+    "namespace native": "opens ATen's native namespace (its kernels under a shorter name)",
     "DispatchKey": "changes which dispatch keys run (forge's operator census sits on the Python key)",
     "c10::impl::": "uses PyTorch's dispatcher internals (forge's operator census sits on the Python key)",
     "unshare(": "makes a namespace of its own (hidden from the host; the sandbox refuses it)",
@@ -436,7 +438,7 @@ class _Visitor(ast.NodeVisitor):
     def visit_Try(self, node: ast.Try) -> None:
         # A try/except in module code that only guards imports is harmless; anywhere
         # else it is how a broken kernel silently falls back to PyTorch.
-        if not all(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in node.body):
+        if node.handlers and not all(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in node.body):
             self.flag(node, "try/except around code: a broken kernel must fail, not fall back")
         self.generic_visit(node)
 
@@ -498,15 +500,20 @@ def _native_text(value: str) -> str:
 
 def _finds(text: str, marker: str) -> int:
     """Where ``marker`` occurs in ``text`` as a name of its own (``Copy::eval`` is not ``py::eval``), or -1.
-    Those in _WHOLE_NAMES end where the name ends too (``namespace attn`` is not ``namespace at``)."""
+    Those in _NOT_FOLLOWED_BY end where the name ends too (``prctl_scale`` is not ``prctl``), or where it
+    is used as it is flagged for (``std::thread::hardware_concurrency()`` starts no thread)."""
     if not (marker[0].isalnum() or marker[0] == "_"):
         return text.find(marker)
-    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker) + ("(?![A-Za-z0-9_])" if marker in _WHOLE_NAMES else ""),
-                      text)  # fmt: skip
+    after = _NOT_FOLLOWED_BY.get(marker)
+    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker) + (f"(?!{after})" if after else ""), text)
     return found.start() if found else -1
 
 
-_WHOLE_NAMES = frozenset({"namespace at", "at::native"})
+_A_LONGER_NAME = r"[A-Za-z0-9_]"
+_NOT_FOLLOWED_BY = {
+    **{name: _A_LONGER_NAME for name in ("namespace native", "at::native", "prctl", "mprotect", "dlopen", "dlsym")},
+    **{name: _A_LONGER_NAME + r"|\s*::" for name in ("std::thread", "std::jthread")},
+}
 
 
 def check_source(source: str) -> StaticReport:

@@ -7,11 +7,20 @@ the task's own inputs, the base shape is verified on:
 
 * layouts (same shapes, same values, other strides), made on the device by
   both runners alike: ``transposed`` (the last two dimensions stored the other
-  way round) and ``strided`` (every other element of a buffer twice as wide,
-  at an offset);
+  way round), ``strided`` (every other element of a buffer twice as wide, at an
+  offset), ``rows_apart`` (each row contiguous but rows a buffer's width apart:
+  a narrowed view, one part of a fused projection) and ``leading_swapped`` (the
+  first and the next-to-last dimensions stored the other way round, rows still
+  contiguous: a ``(B, S, H, D).transpose(1, 2)`` of attention);
 * distributions (the task's own values transformed, every floating-point input
   alike): ``large`` (x 100), ``small`` (x 0.001), ``offset`` (shifted by four
-  times its own RMS) and ``positive`` (absolute values).
+  times its own RMS), ``far_below`` (shifted down by 100 times it),
+  ``positive`` (absolute values) and ``masked`` (-inf where a mask would put it:
+  the first element of every other row and one in eight elsewhere).
+
+A kernel that copies its input only where the last dimension is not
+contiguous sees rows one after another in ``transposed`` and ``strided``; it
+meets rows apart in the next two.
 
 A variant the reference does not accept (it raises, or its output is not
 finite where the task's own inputs gave finite outputs) is dropped, since the
@@ -36,8 +45,8 @@ import math
 import torch
 
 STANDARD = "standard"
-LAYOUTS = ("transposed", "strided")
-DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive")
+LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped")
+DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -45,12 +54,16 @@ DESCRIPTIONS = {
     STANDARD: "the task's own inputs",
     "transposed": "inputs stored transposed (non-contiguous)",
     "strided": "inputs as strided views at an offset (non-contiguous)",
+    "rows_apart": "inputs with contiguous rows spaced apart (a narrowed view)",
+    "leading_swapped": "inputs with their first and next-to-last dimensions stored swapped (rows contiguous)",
     "large": "inputs x 100",
     "small": "inputs x 0.001",
     "offset": "inputs shifted by 4x their RMS",
     "far_below": "inputs shifted down by 100x their RMS",
     "positive": "absolute values of the inputs",
+    "masked": "inputs with -inf where a mask would put it",
 }
+MASKED_SHARE = 8  # one element in eight, besides the first of every other row
 
 
 def trial_plan(standard: int, with_variants: bool) -> list[str]:
@@ -58,8 +71,9 @@ def trial_plan(standard: int, with_variants: bool) -> list[str]:
     return [STANDARD] * standard + (list(LAYOUTS) + list(DISTRIBUTIONS) if with_variants else [])
 
 
-def transform_values(inputs: list, variant: str) -> list:
-    """The distribution variants (done once, by the reference runner, before the inputs are saved)."""
+def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
+    """The distribution variants (done once, by the reference runner, before the inputs are saved);
+    ``seed``, the trial's, draws where ``masked`` puts -inf."""
     if variant not in DISTRIBUTIONS:
         return inputs
     out = []
@@ -72,10 +86,22 @@ def transform_values(inputs: list, variant: str) -> list:
             elif variant in ("offset", "far_below"):  # all of one sign; far below, exp() underflows
                 rms = float(x.double().pow(2).mean().sqrt()) or 1.0
                 x = x + 4 * rms if variant == "offset" else x - 100 * rms
+            elif variant == "masked":
+                x = x.masked_fill(_mask(x, seed + len(out)), float("-inf"))
             else:
                 x = x.abs()
         out.append(x)
     return out
+
+
+def _mask(x: torch.Tensor, seed: int) -> torch.Tensor:
+    """Where ``masked`` puts -inf: the first element of every other row (a row that starts masked,
+    as padding on the left does), and one element in MASKED_SHARE elsewhere, drawn from ``seed``."""
+    generator = torch.Generator(device="cpu").manual_seed(seed % 2**63)
+    mask = torch.randint(0, MASKED_SHARE, tuple(x.shape), generator=generator) == 0
+    rows = mask.view(-1, x.shape[-1]) if x.dim() else mask.view(1, 1)
+    rows[::2, 0] = True
+    return mask.to(x.device)
 
 
 def rounded_differently(inputs: list, seed: int) -> list:
@@ -128,10 +154,23 @@ def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
         if x.dim() < 2:
             return _relayout(x, "strided")
         return x.transpose(-1, -2).contiguous().transpose(-1, -2)
+    if variant == "leading_swapped":
+        if x.dim() < 3:  # no leading dimensions to swap: rows apart at another width (the last third)
+            return _within(x, width=3, start=2)
+        return x.transpose(0, -2).contiguous().transpose(0, -2)
+    if variant == "rows_apart":
+        return _within(x, width=2, start=1)
+    return _within(x, width=2, start=1, step=2)
+
+
+def _within(x: torch.Tensor, width: int, start: int, step: int = 1) -> torch.Tensor:
+    """``x`` copied into a buffer ``width`` times as wide in its last dimension: every ``step``-th
+    element from ``start`` (step 1: the ``start``-th of ``width`` equal parts of each row)."""
     wide = list(x.shape) or [1]
-    wide[-1] = 2 * wide[-1]
+    n = wide[-1]
+    wide[-1] = width * n
     buffer = torch.zeros(wide, dtype=x.dtype, device=x.device)
-    view = buffer[..., 1::2]
+    view = buffer[..., start::step] if step > 1 else buffer[..., start * n : (start + 1) * n]
     view.copy_(x)
     return view
 
