@@ -33,7 +33,9 @@ def _isolated_caches(tmp_path_factory):
     root = tmp_path_factory.mktemp("caches")
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(root / "torch_extensions"))
     os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
-    os.environ.setdefault("FORGE_SANDBOX_CACHE", str(root / "forge-sandbox"))  # isolated candidates' caches
+    # Isolated candidates' caches, named as forge's default is: a candidate reads their paths in its
+    # environment, and a fixture checks that nothing there names forge.
+    os.environ.setdefault("FORGE_SANDBOX_CACHE", str(root / "kernel-sandbox"))
 
 
 @pytest.fixture(autouse=True)
