@@ -66,7 +66,7 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import gc\nobjs = gc.get_objects()", "introspection"),
         ("import sys\nf = sys._getframe(1)", "introspection"),
         ('SRC = "c10::im" + "pl::Exclude"', "split across strings"),
-        ('SRC = ("at::nat" "ive::softmax")', "(at::native)"),
+        ('SRC = ("at::nat" "ive::softmax")', "(native)"),
         # red team, round 6: native code reaching back into the interpreter, or remapping loaded code
         ("SRC = 'auto t = py::module_::import(\"time\");'", "imports Python modules from native code"),
         ('SRC = "PyObject* m = PyImport_ImportModule(name);"', "imports Python modules from native code"),
@@ -83,9 +83,20 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("SRC = 'clock.attr(\"perf_counter\") = fake;'", "Python attributes"),
         # red team, round 10: PyTorch's kernels compiled in from its headers; the runner's frames walked
         ('SRC = "#include <ATen/native/cpu/LogSoftmaxKernelImpl.h>"', "kernel implementations"),
-        ('SRC = "using namespace at :: native;"', "(at::native)"),
-        ('SRC = "namespace at { namespace native { void f(); } }"', "(namespace native)"),
-        ('SRC = "using namespace at;\\nauto y = native::softmax(x, 1, false);"', "(native::)"),
+        ('SRC = "using namespace at :: native;"', "(native)"),
+        ('SRC = "namespace at { namespace native { void f(); } }"', "(native)"),
+        ('SRC = "using namespace at;\\nauto y = native::softmax(x, 1, false);"', "(native)"),
+        # its review: what the compiler's lexer reads otherwise (a raw string, a digit separator, a
+        # spliced line) hides nothing; nor does an alias of ATen's namespaces or a finally that returns
+        (
+            'SRC = """\nconst char* a = R"(" /* )";\nint f() { return prctl(4, 0); }\nconst char* b = "*/";\n"""',
+            "(prctl)",
+        ),
+        ('SRC = """\nint a = 1\'0 + (int)sizeof("\'//"); int f() { return prctl(4, 0); }\n"""', "(prctl)"),
+        ('SRC = r"""\nint f() { return pr\\\nctl(4, 0); }\n"""', "(prctl)"),
+        ('SRC = "using namespace at; namespace o = _ops;"', "(_ops)"),
+        ("def f(x):\n    try:\n        x = x + 1\n    finally:\n        return x", "drops the exception"),
+        ('SRC = "struct T : std::thread::thread { using thread::thread; };"', "(std::thread)"),
         ('SRC = "using namespace at;\\nauto y = cpu::_softmax(x, 1, false);"', "(cpu::)"),
         ('SRC = "std::thread worker(f);"', "(std::thread)"),
         ('SRC = "std::thread{f}.detach();"', "(std::thread)"),
@@ -115,6 +126,7 @@ def test_a_red_flag_is_a_name_of_its_own():
     source = (
         'SRC = "using namespace at;\\nTensor y = empty_like(x);\\n'
         'int n = std::thread::hardware_concurrency(); float prctl_scale = 1.f;"\n'
+        'FLAGS = ["-O3", "-march=native"]\n'
     )
     report = check(TRITON + source)
     assert report.ok, report.findings

@@ -81,7 +81,7 @@ class RunnerProcess:
         child_env = child_environment(device, None if self.isolated else self.token, env)
         arguments = ["--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--workdir", workdir, "--device", device,
                      "--role", role, *(extra_args or []), *(["--shared-fd", str(shared_fd)] if shared_fd >= 0 else [])]  # fmt: skip
-        program_r = _program_pipe(runner_program(arguments))
+        program_r, program_w = os.pipe()
         # The host keeps its own descriptor and reads the log through it: the candidate may
         # replace the file's name with a FIFO or a link, never the file the host holds.
         self.log_fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
@@ -98,6 +98,7 @@ class RunnerProcess:
                 env=child_env,
                 start_new_session=True,
             )
+        _send_program(program_w, runner_program(arguments))
         os.close(cmd_r)
         os.close(reply_w)
         os.set_blocking(cmd_w, False)  # a runner that stops reading must not block the host
@@ -441,14 +442,18 @@ def runner_program(arguments: list[str]) -> str:
     )
 
 
-def _program_pipe(program: str) -> int:
-    """A pipe's read end holding ``program`` and then its end (a program is far below a pipe's buffer)."""
-    read_end, write_end = os.pipe()
+def _send_program(write_end: int, program: str) -> None:
+    """Write ``program`` to a started runner's standard input and close it (written after the start:
+    a pipe may hold a single page, where a user has many pipes open). A runner that died first
+    fails at its first command instead."""
+    data = memoryview(program.encode())
     try:
-        os.write(write_end, program.encode())
+        while data:
+            data = data[os.write(write_end, data) :]
+    except BrokenPipeError:
+        pass
     finally:
         os.close(write_end)
-    return read_end
 
 
 def child_environment(device: str, token: str | None, env: dict | None = None, importable: bool = False) -> dict:

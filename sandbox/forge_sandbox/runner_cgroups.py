@@ -31,6 +31,7 @@ without a freezer the host stops the runner's process tree with signals (host.Ru
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 import uuid
@@ -181,6 +182,7 @@ class RunnerGroup:
 # A candidate reads its groups' names (/proc/self/cgroup): they name nothing of forge, so that a kernel
 # cannot tell from them that it is being evaluated.
 GROUP_PREFIX = "sb-"
+_OURS = re.compile(r"(?:sb|forge)-[0-9a-f]{12}")  # the groups a host of this or an earlier version made
 
 
 def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | None, str]:
@@ -246,7 +248,7 @@ def _sweep(where: str) -> None:
     """Remove the empty groups that hosts killed with -9 left behind (one a live host just made is
     younger, and removing a group with tasks fails)."""
     try:
-        entries = [e for e in os.scandir(where) if e.name.startswith(GROUP_PREFIX) and e.is_dir(follow_symlinks=False)]
+        entries = [e for e in os.scandir(where) if _OURS.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
     except OSError:
         return
     for entry in entries:

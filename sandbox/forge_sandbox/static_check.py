@@ -68,18 +68,18 @@ _TORCH_MACHINERY = (
 # In C++/CUDA source strings: entry points that bypass PyTorch's dispatcher (and so the census), and
 # native threads that would run beside the other side's timing.
 _NATIVE_RED_FLAGS = {
-    # ATen's namespaces below its front door, named from at:: or under a using-directive of at
+    # ATen's namespaces below its front door, named from at::, under a using-directive of at or
+    # through an alias (as namespaces, _NAMESPACES: `redispatch`, `_ops` and `native` name nothing
+    # else a kernel uses)
     "cpu::": "calls ATen's CPU kernels directly (PyTorch's work, hidden from forge's census)",
-    "redispatch::": "redispatches ATen operators (PyTorch's work, hidden from forge's census)",
-    "_ops::": "calls ATen operators below the dispatcher's front door (hidden from forge's census)",
+    "redispatch": "redispatches ATen operators (PyTorch's work, hidden from forge's census)",
+    "_ops": "calls ATen operators below the dispatcher's front door (hidden from forge's census)",
     "ATen/NativeFunctions.h": "includes ATen's native kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CPUFunctions.h": "includes ATen's CPU kernels (PyTorch's work, hidden from forge's census)",
     "ATen/CUDAFunctions.h": "includes ATen's CUDA kernels (PyTorch's work, hidden from forge's census)",
     "ATen/native/": "includes ATen's kernel implementations (PyTorch's work compiled in, hidden from forge)",
     # at::native, called or named another way (an alias, a using-directive of at or of at::native)
-    "at::native": "names ATen's native kernels (PyTorch's work, hidden from forge's census)",
-    "native::": "names ATen's native kernels (PyTorch's work, hidden from forge's census)",
-    "namespace native": "opens ATen's native namespace (its kernels under a shorter name)",
+    "native": "names ATen's native kernels (PyTorch's work, hidden from forge's census)",
     "DispatchKey": "changes which dispatch keys run (forge's operator census sits on the Python key)",
     "c10::impl::": "uses PyTorch's dispatcher internals (forge's operator census sits on the Python key)",
     "unshare(": "makes a namespace of its own (hidden from the host; the sandbox refuses it)",
@@ -438,11 +438,37 @@ class _Visitor(ast.NodeVisitor):
     def visit_Try(self, node: ast.Try) -> None:
         # A try/except in module code that only guards imports is harmless; anywhere
         # else it is how a broken kernel silently falls back to PyTorch.
-        if node.handlers and not all(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in node.body):
+        guarded_imports = all(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in node.body)
+        if node.handlers and not guarded_imports:
             self.flag(node, "try/except around code: a broken kernel must fail, not fall back")
+        elif _leaves(node.finalbody):
+            self.flag(
+                node, "a finally block that returns, breaks or continues drops the exception: a broken kernel must fail"
+            )
         self.generic_visit(node)
 
     visit_TryStar = visit_Try
+
+
+def _leaves(body: list) -> bool:
+    """Whether a ``finally`` block returns, breaks or continues: that drops the exception in flight."""
+    found = False
+
+    class _Exits(ast.NodeVisitor):
+        def visit_Return(self, node):
+            nonlocal found
+            found = True
+
+        visit_Break = visit_Continue = visit_Return
+
+        def visit_FunctionDef(self, node):  # a function defined there leaves only itself
+            pass
+
+        visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    for stmt in body:
+        _Exits().visit(stmt)
+    return found
 
 
 def _torch_machinery(name: str) -> str:
@@ -483,15 +509,22 @@ def _split_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
     return findings
 
 
-# In C++ source: a string or character literal (kept whole, so that a "//" inside one starts no
-# comment) or a comment.
-_CPP_LITERAL_OR_COMMENT = re.compile(r""""(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/""", re.DOTALL)
+# In C++ source, in the order its compiler's lexer takes them: a raw string, a string or character
+# literal, a number (with C++14's digit separators: 1'000), each kept whole so that a "//" or "/*"
+# inside one starts no comment; or a comment.
+_CPP_LITERAL_OR_COMMENT = re.compile(
+    r'(?<!\w)(?:u8|[uUL])?R"([^()\\\s]{0,16})\(.*?\)\1"'
+    r"""|(?<!\w)(?:u8|[uUL])?"(?:\\.|[^"\\\n])*"|(?<!\w)(?:u8|[uUL])?'(?:\\.|[^'\\\n])*'"""
+    r"""|(?<![\w.])\.?\d(?:[eEpP][+-]|['\w.])*|//[^\n]*|/\*.*?\*/""",
+    re.DOTALL,
+)
 
 
 def _native_text(value: str) -> str:
     """C++ as its compiler reads it: without its comments (in source of more than one line: a comment
     names nothing the kernel does), adjacent literals joined (``"/pr" "oc/"`` is ``"/proc/"``), and
     ``py :: module_ :: import`` is ``py::module_::import``."""
+    value = value.replace("\\\n", "")  # a backslash-newline splices two lines into one, before anything else
     if "\n" in value:
         value = _CPP_LITERAL_OR_COMMENT.sub(lambda m: " " if m.group().startswith("/") else m.group(), value)
     value = re.sub(r'"\s*"', "", value)
@@ -505,14 +538,23 @@ def _finds(text: str, marker: str) -> int:
     if not (marker[0].isalnum() or marker[0] == "_"):
         return text.find(marker)
     after = _NOT_FOLLOWED_BY.get(marker)
-    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker) + (f"(?!{after})" if after else ""), text)
+    ahead = f"(?!{after})" if after else ""
+    if marker in _NAMESPACES:  # used as a namespace: `native::`, `= native;`, `namespace native {`
+        ahead = r"(?![A-Za-z0-9_])(?=\s*(?:::|;|\{))"
+    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker) + ahead, text)
     return found.start() if found else -1
+
+
+_NAMESPACES = frozenset({"native", "_ops", "redispatch"})  # `-march=native` names none of them
 
 
 _A_LONGER_NAME = r"[A-Za-z0-9_]"
 _NOT_FOLLOWED_BY = {
-    **{name: _A_LONGER_NAME for name in ("namespace native", "at::native", "prctl", "mprotect", "dlopen", "dlsym")},
-    **{name: _A_LONGER_NAME + r"|\s*::" for name in ("std::thread", "std::jthread")},
+    **{name: _A_LONGER_NAME for name in ("prctl", "mprotect", "dlopen", "dlsym")},
+    **{
+        name: _A_LONGER_NAME + r"|\s*::\s*(?:id|hardware_concurrency|native_handle_type)\b"
+        for name in ("std::thread", "std::jthread")
+    },
 }
 
 

@@ -10,8 +10,9 @@ the task's own inputs, the base shape is verified on:
   way round), ``strided`` (every other element of a buffer twice as wide, at an
   offset), ``rows_apart`` (each row contiguous but rows a buffer's width apart:
   a narrowed view, one part of a fused projection) and ``leading_swapped`` (the
-  first and the next-to-last dimensions stored the other way round, rows still
-  contiguous: a ``(B, S, H, D).transpose(1, 2)`` of attention);
+  two dimensions before the last stored the other way round, rows still
+  contiguous: a ``(B, S, H, D).transpose(1, 2)`` of attention; with fewer than
+  three dimensions, or one of size 1 there, rows apart at another width);
 * distributions (the task's own values transformed, every floating-point input
   alike): ``large`` (x 100), ``small`` (x 0.001), ``offset`` (shifted by four
   times its own RMS), ``far_below`` (shifted down by 100 times it),
@@ -155,9 +156,9 @@ def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
             return _relayout(x, "strided")
         return x.transpose(-1, -2).contiguous().transpose(-1, -2)
     if variant == "leading_swapped":
-        if x.dim() < 3:  # no leading dimensions to swap: rows apart at another width (the last third)
+        if x.dim() < 3 or x.shape[-3] == 1:  # nothing to swap: rows apart at another width (the last third)
             return _within(x, width=3, start=2)
-        return x.transpose(0, -2).contiguous().transpose(0, -2)
+        return x.transpose(-3, -2).contiguous().transpose(-3, -2)
     if variant == "rows_apart":
         return _within(x, width=2, start=1)
     return _within(x, width=2, start=1, step=2)

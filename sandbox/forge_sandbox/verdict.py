@@ -61,7 +61,8 @@ class Verdict:
 
 
 # A reason may quote the candidate (its exception, its compiler's error): as much as a person or the
-# judge reads, never what a candidate chose to make the store, the prompt or the terminal carry.
+# judge reads, not what a candidate chose. (Every string the host reads from a candidate's runner is
+# bounded too: protocol.UNTRUSTED_TEXT_CHARS.)
 REASON_CHARS = 4000
 
 
