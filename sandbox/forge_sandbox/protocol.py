@@ -28,6 +28,8 @@ import zipfile
 
 import torch
 
+from forge_sandbox.verdict import shortened
+
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # What an untrusted runner may send: its replies are a few KiB (6 KiB the largest seen, a compiler's
 # error), and a parsed message takes some 30 times its bytes in the host's memory, which the
@@ -170,7 +172,7 @@ def _parse(line: bytes) -> dict:
 def _cut_strings(value, limit: int):
     """``value`` with every string (keys too) longer than ``limit`` cut to it, marked as cut."""
     if isinstance(value, str):
-        return value if len(value) <= limit else f"{value[:limit]}... [{len(value) - limit} characters cut]"
+        return shortened(value, limit)
     if isinstance(value, list):
         return [_cut_strings(v, limit) for v in value]
     if isinstance(value, dict):

@@ -69,7 +69,7 @@ _TORCH_MACHINERY = (
 # native threads that would run beside the other side's timing.
 _NATIVE_RED_FLAGS = {
     # ATen's namespaces below its front door, named from at::, under a using-directive of at or
-    # through an alias (as namespaces, _NAMESPACES: `redispatch`, `_ops` and `native` name nothing
+    # through an alias (used as namespaces, _AFTER: `redispatch`, `_ops` and `native` name nothing
     # else a kernel uses)
     "cpu::": "calls ATen's CPU kernels directly (PyTorch's work, hidden from forge's census)",
     "redispatch": "redispatches ATen operators (PyTorch's work, hidden from forge's census)",
@@ -533,28 +533,25 @@ def _native_text(value: str) -> str:
 
 def _finds(text: str, marker: str) -> int:
     """Where ``marker`` occurs in ``text`` as a name of its own (``Copy::eval`` is not ``py::eval``), or -1.
-    Those in _NOT_FOLLOWED_BY end where the name ends too (``prctl_scale`` is not ``prctl``), or where it
-    is used as it is flagged for (``std::thread::hardware_concurrency()`` starts no thread)."""
+    Those in _AFTER must also be followed as that says: ending where the name ends (``prctl_scale`` is
+    not ``prctl``), used as they are flagged for (``std::thread::hardware_concurrency()`` starts no
+    thread; ``-march=native`` names no namespace)."""
     if not (marker[0].isalnum() or marker[0] == "_"):
         return text.find(marker)
-    after = _NOT_FOLLOWED_BY.get(marker)
-    ahead = f"(?!{after})" if after else ""
-    if marker in _NAMESPACES:  # used as a namespace: `native::`, `= native;`, `namespace native {`
-        ahead = r"(?![A-Za-z0-9_])(?=\s*(?:::|;|\{))"
-    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker) + ahead, text)
+    found = re.search(r"(?<![A-Za-z0-9_])" + re.escape(marker) + _AFTER.get(marker, ""), text)
     return found.start() if found else -1
 
 
-_NAMESPACES = frozenset({"native", "_ops", "redispatch"})  # `-march=native` names none of them
-
-
-_A_LONGER_NAME = r"[A-Za-z0-9_]"
-_NOT_FOLLOWED_BY = {
-    **{name: _A_LONGER_NAME for name in ("prctl", "mprotect", "dlopen", "dlsym")},
+_END_OF_NAME = r"(?![A-Za-z0-9_])"
+_AFTER = {
+    **{name: _END_OF_NAME for name in ("prctl", "mprotect", "dlopen", "dlsym")},
+    # std::thread's members that start no thread
     **{
-        name: _A_LONGER_NAME + r"|\s*::\s*(?:id|hardware_concurrency|native_handle_type)\b"
+        name: r"(?![A-Za-z0-9_]|\s*::\s*(?:id|hardware_concurrency|native_handle_type)\b)"
         for name in ("std::thread", "std::jthread")
     },
+    # used as a namespace: `native::`, `= native;`, `namespace native {`
+    **{name: _END_OF_NAME + r"(?=\s*(?:::|;|\{))" for name in ("native", "_ops", "redispatch")},
 }
 
 

@@ -72,17 +72,15 @@ class Stop(Exception):
     def __init__(self, status: str, *reasons: str, stage: str = "", log_tail: str = "", compile_log: str = "") -> None:
         super().__init__(status)
         self.status = status
-        self.reasons = [_bounded(r) for r in reasons if r]
+        self.reasons = [shortened(str(r), REASON_CHARS) for r in reasons if r]
         self.stage = stage
         self.log_tail = log_tail
         self.compile_log = compile_log
 
 
-def _bounded(reason: str) -> str:
-    reason = str(reason)
-    if len(reason) <= REASON_CHARS:
-        return reason
-    return f"{reason[:REASON_CHARS]}... [{len(reason) - REASON_CHARS} characters cut]"
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how many went, where it is longer."""
+    return text if len(text) <= limit else f"{text[:limit]}... [{len(text) - limit} characters cut]"
 
 
 def draw_seed() -> int:
