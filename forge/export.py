@@ -7,8 +7,9 @@ its own); it exposes ``ModelNew``, a plain function, a ``torch.library``
 custom op with a fake implementation (so ``torch.compile`` can trace through
 it), its provenance, and ``selftest()``, which re-verifies it against the
 task's reference as forge did: on the task's own inputs, on other memory
-layouts and on other value distributions (forge_sandbox.variants, whose source
-the module carries too, so that both check exactly the same).
+layouts, on other value distributions (forge_sandbox.variants) and after new
+weights were loaded into both models (forge_sandbox.weights), whose sources the
+module carries too, so that both check exactly the same.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 from forge import __version__
 from forge.history import leaderboard
 from forge.store import Store, source_hash
-from forge_sandbox import variants
+from forge_sandbox import variants, weights
 
 
 class ExportError(ValueError):
@@ -82,6 +83,7 @@ def module_text(name: str, provenance: dict, candidate_code: str, task_code: str
         candidate_source=repr(candidate_code),
         task_source=repr(task_code),
         variants_source=repr(inspect.getsource(variants)),
+        weights_source=repr(inspect.getsource(weights)),
         cache_key=provenance["candidate_sha256"][:16],
     )
 
@@ -105,6 +107,7 @@ PROVENANCE = json.loads("""{provenance}""")
 _CANDIDATE_SOURCE = {candidate_source}
 _TASK_SOURCE = {task_source}
 _VARIANTS_SOURCE = {variants_source}
+_WEIGHTS_SOURCE = {weights_source}
 _CACHE = os.path.join(os.path.expanduser("~"), ".cache", "forge_export", "{cache_key}")
 
 
@@ -172,11 +175,13 @@ _TOLERANCE = {{torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2, t
 
 def selftest(device=None, size="default", trials=3):
     """Re-verify against the task's reference as forge did: ``trials`` sets of fresh inputs, then every
-    other memory layout and value distribution that the reference accepts; raises AssertionError on a
+    other memory layout and value distribution that the reference accepts, then fresh inputs again
+    once new weights were loaded into both models (as a checkpoint is); raises AssertionError on a
     mismatch."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     task = _exec(_TASK_SOURCE, "forge_export_{name}_selftest")
     variants = _exec(_VARIANTS_SOURCE, "forge_export_{name}_variants")
+    weights = _exec(_WEIGHTS_SOURCE, "forge_export_{name}_weights")
     if size == "small":
         for key, value in getattr(task, "SMALL", {{}}).items():
             setattr(task, key, value)
@@ -203,16 +208,35 @@ def selftest(device=None, size="default", trials=3):
             if not variants.acceptable(want, variant, standard_nonfinite):
                 continue
             got = candidate(*inputs)
-        where = variants.DESCRIPTIONS[variant]
-        assert type(got) is torch.Tensor and got.shape == want.shape and got.dtype == want.dtype, f"shape/dtype ({{where}})"
-        tol = _TOLERANCE.get(want.dtype, 0.0)
-        finite = torch.isfinite(want.double())
-        assert torch.equal(finite, torch.isfinite(got.double())), f"non-finite values ({{where}})"
-        want_f, got_f = want.double()[finite], got.double()[finite]
-        atol = declared.get("atol", tol) * max(1.0, float(want_f.pow(2).mean().sqrt()) if want_f.numel() else 1.0)
-        rtol = declared.get("rtol", tol)
-        assert torch.allclose(got_f, want_f, atol=atol, rtol=rtol), f"values ({{where}})"
-        err = float((got_f - want_f).norm() / want_f.norm().clamp_min(1e-30))
-        assert err <= declared.get("rel_norm", tol), f"relative error norm {{err:.3g}} ({{where}})"
+        _check(want, got, declared, variants.DESCRIPTIONS[variant])
+    torch.manual_seed(trials + 1)
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+    with torch.no_grad():
+        before = reference(*inputs)
+        moves = weights.move_parameters(reference, seed=4321)
+        try:
+            want = reference(*inputs)
+        except Exception:
+            moves = []  # as forge does: where the moved weights break the reference, no kernel is held to them
+        if moves and _nonfinite(want) <= _nonfinite(before):
+            weights.load_moved(candidate, moves)
+            _check(want, candidate(*inputs), declared, "after new weights were loaded into both models")
     return True
+
+
+def _nonfinite(out):
+    return int((~torch.isfinite(out)).sum()) if out.is_floating_point() else 0
+
+
+def _check(want, got, declared, where):
+    assert type(got) is torch.Tensor and got.shape == want.shape and got.dtype == want.dtype, f"shape/dtype ({{where}})"
+    tol = _TOLERANCE.get(want.dtype, 0.0)
+    finite = torch.isfinite(want.double())
+    assert torch.equal(finite, torch.isfinite(got.double())), f"non-finite values ({{where}})"
+    want_f, got_f = want.double()[finite], got.double()[finite]
+    atol = declared.get("atol", tol) * max(1.0, float(want_f.pow(2).mean().sqrt()) if want_f.numel() else 1.0)
+    rtol = declared.get("rtol", tol)
+    assert torch.allclose(got_f, want_f, atol=atol, rtol=rtol), f"values ({{where}})"
+    err = float((got_f - want_f).norm() / want_f.norm().clamp_min(1e-30))
+    assert err <= declared.get("rel_norm", tol), f"relative error norm {{err:.3g}} ({{where}})"
 '''

@@ -97,6 +97,8 @@ CHEATS = {
     # Red team, round 13 (static check on): wrong in real use, on inputs forge never made
     "cheat_rows_assumed_back_to_back": {"incorrect"},
     "cheat_softmax_nan_on_masked_rows": {"incorrect"},
+    "cheat_gemm_mostly_in_the_library": {"rejected"},
+    "cheat_weights_packed_at_construction": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -159,6 +161,9 @@ TASK_OF = {
     "cheat_replies_padded_with_junk": REPO / "tasks" / "activation_gelu.py",
     "cheat_rows_assumed_back_to_back": REPO / "tasks" / "softmax_rows.py",
     "cheat_softmax_nan_on_masked_rows": REPO / "tasks" / "softmax_rows.py",
+    "cheat_gemm_mostly_in_the_library": "gemm_mid",
+    "cheat_weights_packed_at_construction": REPO / "tasks" / "rmsnorm.py",
+    "honest_weights_repacked_on_load": REPO / "tasks" / "rmsnorm.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -201,6 +206,8 @@ RUNTIME_ONLY = {
     "cheat_replies_padded_with_junk": "a message larger than 1 MiB",
     "cheat_rows_assumed_back_to_back": "(inputs with contiguous rows spaced apart (a narrowed view))",
     "cheat_softmax_nan_on_masked_rows": "(inputs with -inf where a mask would put it)",
+    "cheat_gemm_mostly_in_the_library": "the reference is nothing but GEMM and convolution",
+    "cheat_weights_packed_at_construction": "after new weights were loaded into both models",
 }
 
 
@@ -474,10 +481,12 @@ def test_forged_stdout_verdict_is_ignored():
     assert '"status": "passed"' in verdict.log_tail
 
 
-@pytest.mark.parametrize("name", ["honest_triton", "honest_cpp_running_max"])
+@pytest.mark.parametrize("name", ["honest_triton", "honest_cpp_running_max", "honest_weights_repacked_on_load"])
 def test_honest_candidates_pass(name):
     verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"))
     assert verdict.status == "passed", verdict.reasons
+    if name == "honest_weights_repacked_on_load":  # its own copy follows a checkpoint loaded into it
+        assert verdict.correctness[-1]["reloaded"] is True, verdict.correctness
     assert verdict.speedup and verdict.speedup > 0
     if _sampled(verdict):  # seen from outside: its forward is its own code
         assert verdict.own_share > 0.95, verdict.timing["cpu_samples"]
@@ -787,6 +796,7 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             "a library installed on the machine",
             "had other memory mapped over it",
             "CPU cores while timed",  # a helper computing beside a runner that waits busily for it
+            "about all of the reference's work",  # the samples' twin of the census's 'every operator'
         )  # fmt: skip
     ), reason
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from conftest import CANDIDATES, TASKS
+from conftest import CANDIDATES, REPO, TASKS
 from forge.cli import main
 
 HONEST = (CANDIDATES / "honest_triton.py").read_text()
@@ -126,6 +126,7 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
         ("cheat_strides_ignored", "softmax_small", "non-contiguous"),
         ("cheat_softmax_no_max", "softmax_small", "x 100"),
         ("cheat_detects_forge", "scale_add", "the task's own inputs"),
+        ("cheat_weights_packed_at_construction", "rmsnorm", "after new weights were loaded"),
     ],
 )
 def test_an_exported_selftest_checks_what_forge_checked(candidate, task, words, tmp_path):
@@ -136,7 +137,8 @@ def test_an_exported_selftest_checks_what_forge_checked(candidate, task, words, 
     code = (CANDIDATES / f"{candidate}.py").read_text()
     provenance = {"task": task, "speedup": 1.0, "device": "cpu", "candidate_sha256": source_hash(code)}
     module_path = tmp_path / "exported.py"
-    module_path.write_text(module_text(task, provenance, code, (TASKS / f"{task}.py").read_text()))
+    task_file = TASKS / f"{task}.py" if (TASKS / f"{task}.py").exists() else REPO / "tasks" / f"{task}.py"
+    module_path.write_text(module_text(task, provenance, code, task_file.read_text()))
     script = f"""
 import importlib.util, sys
 sys.modules["forge"] = None

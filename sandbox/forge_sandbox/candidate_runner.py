@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from forge_sandbox import census, op_census, protocol, static_check, taskfile, timing
+from forge_sandbox import census, op_census, protocol, static_check, taskfile, timing, weights
 from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, to_device
 
 _perf_counter = time.perf_counter  # bound before the candidate is imported
@@ -99,26 +99,8 @@ class CandidateRunner:
         outputs, trials, ops, elements = [], [], {}, {}
         started = _perf_counter()
         for i, inputs in enumerate(h.trials):
-            before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            threads = threading.active_count()
-            launches = self.counter.count
-            out, record = h.forward(h.model, inputs, census=True)
-            trial = {
-                "threads_started": threading.active_count() - threads,
-                "launches": self.counter.count - launches,
-                "output_type": f"{type(out).__module__}.{type(out).__qualname__}",
-                "exact_tensor": type(out) is torch.Tensor,
-                "inputs_changed": [
-                    k
-                    for k, (a, b) in enumerate(zip(before, inputs))
-                    if isinstance(a, torch.Tensor) and not _bytes_equal(a, b)
-                ],
-            }
-            if type(out) is torch.Tensor:
-                trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
-                outputs.append(out)
-            else:
-                outputs.append(None)
+            out, trial, record = self._trial(inputs)
+            outputs.append(out)
             trials.append(trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
         # More calls, on the timing pool's inputs (none of them a trial's), each result held too: a kernel
@@ -133,6 +115,37 @@ class CandidateRunner:
                 trial["reused_storage"] = any(type(o) is torch.Tensor and _same_storage(o, out) for o in others)
         self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).clone() for o in outputs])
         return {"trials": trials, "ops": ops, "elements": elements, "split": self._split(), **self._evidence()}
+
+    def _trial(self, inputs: list) -> tuple:
+        """One verification call: its output (None unless a plain tensor), what was seen meanwhile,
+        and its operator census."""
+        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        threads = threading.active_count()
+        launches = self.counter.count
+        out, record = self.harness.forward(self.harness.model, inputs, census=True)
+        trial = {
+            "threads_started": threading.active_count() - threads,
+            "launches": self.counter.count - launches,
+            "output_type": f"{type(out).__module__}.{type(out).__qualname__}",
+            "exact_tensor": type(out) is torch.Tensor,
+            "inputs_changed": [
+                k
+                for k, (a, b) in enumerate(zip(before, inputs))
+                if isinstance(a, torch.Tensor) and not _bytes_equal(a, b)
+            ],
+        }
+        if type(out) is not torch.Tensor:
+            return None, trial, record
+        trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
+        return out, trial, record
+
+    def cmd_reload(self, msg: dict) -> dict:
+        """The reference's moved parameters loaded into ModelNew (weights.py), then one trial again."""
+        unmatched = weights.load_moved(self.harness.model, msg["moves"])
+        out, trial, record = self._trial(self.harness.trials[int(msg["trial"])])
+        self.payload = protocol.tensors_to_bytes([None if out is None else cpu(out).clone()])
+        return {"trial": trial, "ops": dict(record.counts), "elements": dict(record.elements),
+                "unmatched": unmatched, **self._evidence()}  # fmt: skip
 
     def _split(self) -> dict:
         """The host-clock time of one forward pass (outside the census) and of its own launches in it."""

@@ -14,9 +14,12 @@ the host (:func:`judge`) for the same inputs:
   reference makes one too (a reduction done as ``ones @ x`` is PyTorch's work);
 * any other operator must be one that the reference itself runs (KernelBench
   level-2 and level-3 candidates keep part of the model in PyTorch);
-* and the candidate's PyTorch calls must not cover all of the reference's
+* the candidate's PyTorch calls must not cover all of the reference's
   work: if every operator the reference runs (library calls included) also ran
-  in the candidate's forward, at least as often, its own kernels did none of it.
+  in the candidate's forward, at least as often, its own kernels did none of it;
+* and where the reference is nothing but GEMM and convolution, those calls are
+  its work: the library may do at most a tail of it (:data:`LIBRARY_ONLY_SHARE`
+  of the multiply-adds) in the candidate's forward.
 
 Dispatcher operators outside ``aten`` (a ``torch.library`` op the candidate
 registered, whose inside the record cannot see) count as compute that the
@@ -104,7 +107,35 @@ def _volume(func, args, kwargs: dict, out) -> int:
             return int(formula(*args, **kwargs, out_val=out)) // 2
         except Exception:  # a formula that does not fit these arguments: fall back to elements
             pass
+    name = op_name(func)
+    if kind(name) == "library" and len(real) == len(leaves):
+        try:
+            macs = _library_macs(name[5:], [a for a in args if isinstance(a, torch.Tensor)], out)
+        except Exception:  # arguments of another form: elements, as for any operator
+            macs = None
+        if macs is not None:
+            return macs
     return sum(t.numel() for t in real)
+
+
+def _library_macs(short: str, tensors: list, out) -> int | None:
+    """The multiply-adds of a GEMM or convolution that PyTorch has no FLOP formula for, from its
+    shapes: counted by the elements it touched, ``addbmm`` on ``A[None], B[None]`` (all of ``A @ B``)
+    would cover next to nothing of a reference's GEMM. None for the matrix-vector products, whose
+    elements are their multiply-adds."""
+    if short in ("addbmm", "_int_mm"):  # the last two operands multiply: (b,) n x k times (b,) k x m
+        a, b = tensors[-2], tensors[-1]
+        return a.numel() * b.shape[-1]
+    if short in ("linear", "mkldnn_linear"):  # input (..., k), weight (n, k)
+        return tensors[0].numel() * tensors[1].shape[0]
+    if "conv" in short:  # weight (out channels, in channels / groups, kernel...), or (in, out / groups, ...)
+        weight = tensors[1]
+        per_element = weight.numel() // max(weight.shape[0], 1)
+        if "transpose" in short:
+            return tensors[0].numel() * per_element
+        result = out[0] if isinstance(out, (tuple, list)) else out
+        return result.numel() * per_element
+    return None
 
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
@@ -188,12 +219,20 @@ def judge(candidate: Record, reference: Record, reference_anywhere: set[str]) ->
             "reference's own operators)"
         )
     ref_work, cand_work = work(reference.counts), work(candidate.counts)
-    gemm_done = census_shares(candidate.counts, candidate.elements, reference.elements)["library"] >= ALL_THE_WORK
+    library_share = census_shares(candidate.counts, candidate.elements, reference.elements)["library"]
+    gemm_done = library_share >= ALL_THE_WORK
     if ref_work and all(cand_work[n] >= c or (kind(n) == "library" and gemm_done) for n, c in ref_work.items()):
         return (
             f"PyTorch ran every operator the reference runs ({', '.join(map(_short, sorted(ref_work)))}) in the "
             f"candidate's forward ({describe(candidate.counts)}; GEMM and convolution count by their multiply-adds, "
             "whatever the operator): its own kernels did none of the reference's work"
+        )
+    if ref_work and all(kind(n) == "library" for n in ref_work) and library_share > LIBRARY_ONLY_SHARE:
+        return (
+            f"PyTorch's GEMM and convolution library did {min(library_share, 1.0):.0%} of the reference's "
+            f"multiply-adds in the candidate's forward ({describe(candidate.counts)}): the reference is nothing "
+            f"but GEMM and convolution, so that work is the candidate's to do (at most {LIBRARY_ONLY_SHARE:.0%} "
+            "of it from the library)"
         )
     return ""
 
@@ -249,7 +288,8 @@ def describe(counts: dict) -> str:
 # * foreign: PyTorch compute the reference never ran in that phase (GEMM and convolution libraries
 #   only where the reference runs one) shows no more than noise in the candidate's samples;
 # * all the work: PyTorch may not do, kind by kind, about as much per call as in the reference's
-#   forward, whatever operators the census shows;
+#   forward (more than a tail of it where the reference is nothing but GEMM and convolution),
+#   whatever operators the census shows;
 # * numpy: numpy or a BLAS outside PyTorch shows no more than noise in its forward, beyond the
 #   time its Triton launches took where they run on numpy (the CPU's Triton interpreter);
 # * unseen: PyTorch compute (or GEMM) shows no more than noise in its forward unless its census
@@ -530,6 +570,10 @@ HIDDEN_SHARE = 0.5
 # PyTorch's share of the reference's work (compute and GEMM alike, per call) that, done in the candidate's
 # forward too, leaves its own kernels none of it: the sampled twin of judge's "every operator" rule.
 ALL_THE_WORK = 0.8
+# Where the reference is nothing but GEMM and convolution (a matmul, a convolution), those library
+# calls are its work, not plumbing around it: the candidate's own kernels must do all but a tail of it.
+LIBRARY_ONLY_SHARE = 0.1
+LIBRARY_ONLY_SAMPLED = 2 * LIBRARY_ONLY_SHARE  # samples are noisy: a tail the census allows never fails here
 ALL_THE_WORK_SAMPLES = 50  # the reference's samples of a kind of work it takes to tell
 
 
@@ -547,12 +591,20 @@ def _all_the_references_work(ref_kinds: Counter, ref_calls: int, cand_kinds: Cou
         if theirs < ALL_THE_WORK_SAMPLES:
             return ""  # a kind of work sampled too little to tell: keeping the rest in PyTorch may be allowed (GEMM)
         shares.append((cand_kinds[kind] / cand_calls) / (theirs / ref_calls))
-    if not shares or min(shares) < ALL_THE_WORK:
+    library_only = reference_kinds & set(_WORK) == {"library"}
+    if not shares or min(shares) < (LIBRARY_ONLY_SAMPLED if library_only else ALL_THE_WORK):
         return ""
     named = collections.Counter()
     for key, n in ours.items():
         if sample_kind(*key) in _WORK:
             named[_sample_name(*key)] += n
+    if min(shares) < ALL_THE_WORK:  # the reference is nothing but GEMM and convolution
+        return (
+            f"PyTorch's GEMM and convolution library took {min(shares):.0%} of the reference's library time per call "
+            f"in the candidate's timed calls ({_top(named)}, in the host's samples): the reference is nothing but GEMM and "
+            f"convolution, so that work is the candidate's to do (at most {LIBRARY_ONLY_SHARE:.0%} of it from the "
+            "library)"
+        )
     return (
         f"PyTorch did about all of the reference's work in the candidate's timed calls ({_top(named)}: "
         f"{min(shares):.0%} or more of the reference's PyTorch time per call, kind by kind, in the host's samples), "

@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from forge_sandbox import compare, device_facts, protocol, taskfile, variants
+from forge_sandbox import compare, device_facts, protocol, taskfile, variants, weights
 from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, sync, to_device
 
 
@@ -197,6 +197,35 @@ class ReferenceRunner:
         self.payload = protocol.tensors_to_bytes([outputs, spreads])
         return {"kept": kept, "dropped": dropped, "ops": ops, "elements": elements}
 
+    def cmd_reload(self, msg: dict) -> dict:
+        """Move the reference's parameters as a loaded checkpoint would (weights.py) and run one trial
+        again: the moves, the expected output and its rounding spread (on the pipe), and the operators.
+
+        Where the moved weights make the reference raise or its output less finite than before, they
+        are put back and the step is skipped, with the reason."""
+        h = self.harness
+        inputs = h.trials[int(msg["trial"])]
+        if not any(weights.movable(p) for p in h.model.parameters()):
+            return {"moves": [], "skipped": "the reference has no parameters"}
+        before, _ = h.forward(h.model, inputs, census=False)
+        kept = [p.detach().clone() for p in h.model.parameters()]
+        moves = weights.move_parameters(h.model, int(msg["seed"]))
+        try:
+            out, record = h.forward(h.model, inputs, census=True)
+            problem = "" if _nonfinite(out) <= _nonfinite(before) else "the reference's output is not finite with them"
+        except Exception as exc:
+            problem = f"the reference raised {type(exc).__name__} with them"
+        if problem:
+            with torch.no_grad():
+                for p, value in zip(h.model.parameters(), kept):
+                    p.copy_(value)
+            return {"moves": [], "skipped": problem, "moved_badly": True}
+        spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
+        if spread is not None and variants.unstable(spread, out) is not None:
+            spread = None  # as on the standard trials
+        self.payload = protocol.tensors_to_bytes([cpu(out).clone(), None if spread is None else cpu(spread)])
+        return {"moves": moves, "ops": dict(record.counts), "elements": dict(record.elements)}
+
     # -- baselines and timing ---------------------------------------------------------------------
 
     def cmd_compile(self, msg: dict) -> dict:
@@ -260,6 +289,12 @@ class ReferenceRunner:
     def cmd_kernels(self, msg: dict) -> dict:
         """The GPU kernels one forward pass of the reference launches (CUDA profiler)."""
         return {"kernels": profile_kernels(self.harness.model, self.harness.trials[0], self.device)}
+
+
+def _nonfinite(out) -> int:
+    if isinstance(out, torch.Tensor) and (out.is_floating_point() or out.is_complex()):
+        return int((~torch.isfinite(out)).sum())
+    return 0
 
 
 def _first_line(exc: BaseException) -> str:

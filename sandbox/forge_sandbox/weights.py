@@ -1,0 +1,164 @@
+"""New weights loaded after construction, as a checkpoint is: the verification step that finds a
+kernel computing with a copy of its weights made when ``ModelNew`` was built.
+
+Real use builds a module, then loads trained weights into it (``load_state_dict``) or trains it.
+Both models are built under the same seed, so a candidate that packs its weights into a plain
+attribute in ``__init__`` is right on every input forge draws, and wrong on any checkpoint. So once
+the base shape is verified, the reference runner moves every floating-point parameter of the
+reference by a seeded amount (:func:`move_parameters`) and describes each by a digest of its old
+value; the candidate's runner loads the moved values through the module's own ``load_state_dict``
+(:func:`load_moved`) into the entries of its ``state_dict`` named as the reference's parameters, or
+else into one entry each that holds the old value (as it is, reshaped, or transposed: a layout chosen
+at construction), as a checkpoint converted for it would be. Both compute the same moved values from
+the same old ones (on the CPU, in float64), and run a trial again; the host compares the outputs as
+any other trial's. A second copy made at construction is not loaded: a kernel that reads it is
+caught.
+
+Only parameters move: buffers are often constants of the architecture (a causal mask) that a kernel
+may rightly build in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+# How far a parameter moves, in units of its own spread (or, where every value is positive, as a
+# factor of about exp(MOVE): it stays positive): well past any tolerance, yet weights of the same kind.
+MOVE = 0.25
+
+
+def digest(t: torch.Tensor) -> str:
+    """The value of a tensor, whatever its shape: its dtype and its elements in row-major order."""
+    data = t.detach().cpu().contiguous().reshape(-1)
+    h = hashlib.blake2b(str(data.dtype).encode(), digest_size=20)
+    if data.numel():
+        h.update(data.view(torch.uint8).numpy().data)
+    return h.hexdigest()
+
+
+def moved(old: torch.Tensor, move: dict) -> torch.Tensor:
+    """``old`` (on the CPU, in the move's shape) moved by seeded normal noise, in float64, then rounded back."""
+    generator = torch.Generator(device="cpu").manual_seed(int(move["seed"]) % 2**63)
+    noise = torch.randn(tuple(old.shape), generator=generator, dtype=torch.float64, device="cpu")
+    if move["positive"]:
+        return (old.double() * torch.exp(MOVE * noise)).to(old.dtype)
+    return (old.double() + float(move["scale"]) * noise).to(old.dtype)
+
+
+def _scale(values: torch.Tensor) -> float:
+    spread = float(values.std()) if values.numel() > 1 else 0.0
+    if not spread > 0:
+        spread = abs(float(values.mean())) or 1.0  # a constant (a bias's zeros)
+    return MOVE * spread
+
+
+def _plain(t) -> bool:
+    return type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout == torch.strided and t.is_floating_point()
+
+
+def movable(p) -> bool:
+    """Whether :func:`move_parameters` moves this parameter."""
+    return _plain(p) and p.numel() > 0
+
+
+def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
+    """Move every floating-point parameter of ``model`` in place; one description per distinct old
+    value (parameters that held equal values get equal moved ones): its digest, dtype, shape, how it
+    moves, its seed and the parameters' names."""
+    moves: dict[tuple, dict] = {}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if not movable(p):
+                continue
+            old = p.detach().cpu()
+            key = (str(old.dtype), old.numel(), digest(old))
+            move = moves.get(key)
+            if move is None:
+                values = old.double()
+                move = moves[key] = {"digest": key[2], "dtype": key[0], "shape": list(old.shape),
+                                     "positive": bool((values > 0).all()), "scale": _scale(values),
+                                     "seed": seed + len(moves), "names": []}  # fmt: skip
+            move["names"].append(name)
+            p.copy_(moved(old.reshape(move["shape"]), move).reshape(old.shape).to(p.device))
+    return list(moves.values())
+
+
+class _Entries:
+    """The candidate's state_dict entries that could hold a moved parameter's old value, each read
+    and digested once, as it is and (a matrix) transposed."""
+
+    def __init__(self, state: dict, moves: list[dict]) -> None:
+        sizes = {(m["dtype"], _numel(m["shape"])) for m in moves}
+        self.forms: dict[str, dict[str, str]] = {}
+        for key, entry in state.items():
+            if _plain(entry) and (str(entry.dtype), entry.numel()) in sizes:
+                old = entry.detach().cpu()
+                forms = {digest(old): "as is"}
+                if old.dim() == 2:
+                    forms.setdefault(digest(old.t()), "transposed")
+                self.forms[key] = forms
+
+    def form(self, key: str, move: dict) -> str | None:
+        """How entry ``key`` holds the move's old value ('as is', reshaped or not, or 'transposed'), or None."""
+        return self.forms.get(key, {}).get(move["digest"])
+
+
+def _moved_entry(entry: torch.Tensor, move: dict, form: str) -> torch.Tensor:
+    """The moved value in the entry's own form."""
+    old = entry.detach().cpu()
+    if form == "transposed":
+        return moved(old.t().contiguous().reshape(move["shape"]), move).reshape(old.t().shape).t()
+    return moved(old.reshape(move["shape"]), move).reshape(old.shape)
+
+
+def _numel(shape: list) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def load_moved(model, moves: list[dict]) -> list[str]:
+    """Load the moved values into ``model`` with its own ``load_state_dict``, as a checkpoint of the
+    reference would be; the reference's parameter names that no entry took.
+
+    An entry named as the reference's parameter takes it when it holds its old value (in any form);
+    a parameter of another name is found by value, each in one entry only (parameters before buffers):
+    a second copy made at construction stays what it was, as it would under a real checkpoint."""
+    names = [name for move in moves for name in move["names"]]
+    if not isinstance(model, torch.nn.Module):
+        return names
+    state = model.state_dict()
+    entries = _Entries(state, moves)
+    parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
+    order = sorted(state, key=lambda key: key not in parameters)  # stable: state_dict order within each
+    taken: dict[str, torch.Tensor] = {}
+    missing: list[str] = []
+    pending = []
+    for move in moves:
+        for name in move["names"]:
+            form = entries.form(name, move) if name in state else None
+            if form is None:
+                pending.append((name, move))
+            else:
+                taken[name] = _moved_entry(state[name], move, form)
+    for name, move in pending:
+        key = next((k for k in order if k not in taken and entries.form(k, move)), None)
+        if key is None:
+            missing.append(name)
+        else:
+            taken[key] = _moved_entry(state[key], move, entries.form(key, move))
+    # Entries that are one tensor under two names (tied weights) take the same value under both.
+    storage = {_where(state[key]): key for key in taken}
+    for key, entry in state.items():
+        if key not in taken and _plain(entry) and _where(entry) in storage:
+            taken[key] = taken[storage[_where(entry)]]
+    state.update({key: value.to(state[key].device) for key, value in taken.items()})
+    model.load_state_dict(state, strict=True)
+    return missing
+
+
+def _where(t: torch.Tensor) -> tuple:
+    return (t.device.type, t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), tuple(t.stride()))

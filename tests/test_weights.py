@@ -1,0 +1,135 @@
+"""New weights loaded after construction (weights.py): the reference's parameters move, the
+candidate's entries that hold them follow, bit for bit, in whatever form the candidate keeps them."""
+
+import torch
+import torch.nn as nn
+
+from forge_sandbox import weights
+
+
+class Reference(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(6, 4)
+        self.norm = nn.LayerNorm(4)  # ones and zeros: constants move too
+        self.extra = nn.Parameter(torch.ones(4))  # equal to norm.weight: one move for both
+        self.register_buffer("mask", torch.tril(torch.ones(4, 4)))  # a buffer never moves
+
+
+class Transposed(nn.Module):
+    """The same weights, kept as a candidate might: transposed, flattened, or as a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        reference = Reference()
+        self.weight_t = nn.Parameter(reference.linear.weight.detach().t().contiguous())
+        self.register_buffer("bias", reference.linear.bias.detach().clone())
+        self.scale = nn.Parameter(reference.norm.weight.detach().reshape(2, 2).clone())
+        self.shift = nn.Parameter(reference.norm.bias.detach().clone())
+        self.more = nn.Parameter(reference.extra.detach().clone())
+        self.packed = reference.linear.weight.detach().clone()  # a plain attribute: out of reach
+
+
+def _built(cls, seed=3):
+    torch.manual_seed(seed)
+    return cls()
+
+
+def test_moved_parameters_reach_every_entry_that_holds_them_in_any_form():
+    reference, candidate = _built(Reference), _built(Transposed)
+    moves = weights.move_parameters(reference, seed=11)
+    assert sorted(n for m in moves for n in m["names"]) == sorted(n for n, _ in reference.named_parameters())
+    assert len(moves) == 4  # norm.weight and extra held the same value
+    assert torch.equal(reference.mask, torch.tril(torch.ones(4, 4)))
+    assert weights.load_moved(candidate, moves) == []
+    assert torch.equal(candidate.weight_t.t(), reference.linear.weight)
+    assert torch.equal(candidate.bias, reference.linear.bias)
+    assert torch.equal(candidate.scale.reshape(-1), reference.norm.weight)
+    assert torch.equal(candidate.shift, reference.norm.bias)
+    assert torch.equal(reference.extra, reference.norm.weight)
+    assert not torch.equal(candidate.packed, reference.linear.weight)  # stale: what the check finds
+
+
+def test_moves_are_large_enough_to_see_and_seeded():
+    reference, again = _built(Reference), _built(Reference)
+    before = reference.linear.weight.detach().clone()
+    weights.move_parameters(reference, seed=5)
+    weights.move_parameters(again, seed=5)
+    assert torch.equal(reference.linear.weight, again.linear.weight)
+    moved = (reference.linear.weight.detach() - before).abs().mean() / before.std()
+    assert 0.1 < float(moved) < 0.5
+    assert (reference.norm.weight - 1).abs().max() > 0.01
+
+
+def test_a_module_without_the_parameters_says_which_it_lacks():
+    moves = weights.move_parameters(_built(Reference), seed=1)
+
+    class Unrelated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.full((4, 6), 7.0))
+
+    names = sorted(n for n, _ in _built(Reference).named_parameters())
+    assert sorted(weights.load_moved(Unrelated(), moves)) == names
+    assert sorted(weights.load_moved(object(), moves)) == names
+
+
+def test_half_precision_and_bfloat16_digests_and_moves():
+    for dtype in (torch.float16, torch.bfloat16):
+        model = nn.Linear(3, 3).to(dtype)
+        copy = nn.Linear(3, 3).to(dtype)
+        copy.load_state_dict(model.state_dict())
+        moves = weights.move_parameters(model, seed=2)
+        assert weights.load_moved(copy, moves) == []
+        assert torch.equal(copy.weight, model.weight)
+
+
+def test_a_second_copy_made_at_construction_stays_as_it_was():
+    # Outside review, round 14: matched by value, a transposed copy kept as a buffer beside the named
+    # parameter was moved too, so a kernel that read only the copy passed; a checkpoint loads by name
+    class WithCopy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(6, 4)
+            self.register_buffer("weight_t", self.linear.weight.detach().t().contiguous())
+            self.extra_copy = nn.Parameter(self.linear.bias.detach().clone())
+
+    torch.manual_seed(3)
+    reference = nn.Module()
+    reference.linear = nn.Linear(6, 4)
+    torch.manual_seed(3)
+    candidate = WithCopy()
+    stale_t, stale_bias = candidate.weight_t.clone(), candidate.extra_copy.detach().clone()
+    assert weights.load_moved(candidate, weights.move_parameters(reference, seed=2)) == []
+    assert torch.equal(candidate.linear.weight, reference.linear.weight)
+    assert torch.equal(candidate.weight_t, stale_t) and torch.equal(candidate.extra_copy, stale_bias)
+
+
+def test_buffers_of_equal_value_stay_and_renamed_parameters_are_found_first():
+    class Renamed(nn.Module):  # a BatchNorm's scale and running variance are both ones at first
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("running_var", torch.ones(4))
+            self.gamma = nn.Parameter(torch.ones(4))
+
+    reference = nn.BatchNorm1d(4)
+    candidate = Renamed()
+    assert weights.load_moved(candidate, weights.move_parameters(reference, seed=9)) == ["bias"]  # it has none
+    assert torch.equal(candidate.gamma, reference.weight) and (candidate.gamma > 0).all()
+    assert torch.equal(candidate.running_var, torch.ones(4)) and torch.equal(reference.running_var, torch.ones(4))
+
+
+def test_tied_weights_and_a_pointwise_convolution_kept_as_a_matrix():
+    torch.manual_seed(4)
+    reference = nn.Conv2d(5, 3, 1, bias=False)
+
+    class AsMatrix(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(reference.weight.detach().reshape(3, 5).t().contiguous())  # (in, out)
+            self.tied = self.w
+
+    candidate = AsMatrix()
+    assert weights.load_moved(candidate, weights.move_parameters(reference, seed=1)) == []
+    assert torch.equal(candidate.w.t().reshape(3, 5, 1, 1), reference.weight)
+    assert candidate.tied is candidate.w
