@@ -133,3 +133,29 @@ def test_tied_weights_and_a_pointwise_convolution_kept_as_a_matrix():
     assert weights.load_moved(candidate, weights.move_parameters(reference, seed=1)) == []
     assert torch.equal(candidate.w.t().reshape(3, 5, 1, 1), reference.weight)
     assert candidate.tied is candidate.w
+
+
+def test_tied_parameters_move_under_every_name_and_frozen_ones_stay():
+    # Outside review, round 14: a tied pair moved under one name (a candidate with two untied copies
+    # of equal value was failed), and a frozen parameter used as a mask was moved
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(5, 3)
+            self.head = nn.Linear(3, 5, bias=False)
+            self.head.weight = self.emb.weight
+            self.mask = nn.Parameter(torch.tril(torch.ones(3, 3)), requires_grad=False)
+
+    class Untied(nn.Module):
+        def __init__(self, reference):
+            super().__init__()
+            self.emb = nn.Parameter(reference.emb.weight.detach().clone())
+            self.head = nn.Parameter(reference.emb.weight.detach().clone())
+
+    reference = Tied()
+    candidate = Untied(reference)
+    moves = weights.move_parameters(reference, seed=6)
+    assert sorted(n for m in moves for n in m["names"]) == ["emb.weight", "head.weight"]
+    assert torch.equal(reference.mask, torch.tril(torch.ones(3, 3)))
+    assert weights.load_moved(candidate, moves) == []
+    assert torch.equal(candidate.emb, reference.emb.weight) and torch.equal(candidate.head, reference.head.weight)

@@ -213,6 +213,7 @@ class ReferenceRunner:
         try:
             out, record = h.forward(h.model, inputs, census=True)
             problem = "" if _nonfinite(out) <= _nonfinite(before) else "the reference's output is not finite with them"
+            spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
         except Exception as exc:
             problem = f"the reference raised {type(exc).__name__} with them"
         if problem:
@@ -220,7 +221,6 @@ class ReferenceRunner:
                 for p, value in zip(h.model.parameters(), kept):
                     p.copy_(value)
             return {"moves": [], "skipped": problem, "moved_badly": True}
-        spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
         if spread is not None and variants.unstable(spread, out) is not None:
             spread = None  # as on the standard trials
         self.payload = protocol.tensors_to_bytes([cpu(out).clone(), None if spread is None else cpu(spread)])

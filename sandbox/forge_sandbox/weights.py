@@ -14,8 +14,8 @@ the same old ones (on the CPU, in float64), and run a trial again; the host comp
 any other trial's. A second copy made at construction is not loaded: a kernel that reads it is
 caught.
 
-Only parameters move: buffers are often constants of the architecture (a causal mask) that a kernel
-may rightly build in.
+Only trainable parameters move: buffers and frozen parameters are often constants of the
+architecture (a causal mask) that a kernel may rightly build in.
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ def _plain(t) -> bool:
 
 
 def movable(p) -> bool:
-    """Whether :func:`move_parameters` moves this parameter."""
-    return _plain(p) and p.numel() > 0
+    """Whether :func:`move_parameters` moves this parameter: not one frozen as a constant of the
+    architecture (``requires_grad=False``, a mask say), which no training changes."""
+    return _plain(p) and p.numel() > 0 and p.requires_grad
 
 
 def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
@@ -68,9 +69,13 @@ def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
     value (parameters that held equal values get equal moved ones): its digest, dtype, shape, how it
     moves, its seed and the parameters' names."""
     moves: dict[tuple, dict] = {}
+    seen: dict[int, dict] = {}  # a parameter under several names (tied weights) moves once, under all
     with torch.no_grad():
-        for name, p in model.named_parameters():
+        for name, p in model.named_parameters(remove_duplicate=False):
             if not movable(p):
+                continue
+            if id(p) in seen:
+                seen[id(p)]["names"].append(name)
                 continue
             old = p.detach().cpu()
             key = (str(old.dtype), old.numel(), digest(old))
@@ -81,6 +86,7 @@ def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
                                      "positive": bool((values > 0).all()), "scale": _scale(values),
                                      "seed": seed + len(moves), "names": []}  # fmt: skip
             move["names"].append(name)
+            seen[id(p)] = move
             p.copy_(moved(old.reshape(move["shape"]), move).reshape(old.shape).to(p.device))
     return list(moves.values())
 
