@@ -1,6 +1,6 @@
 """Cheat: recognizes a known input set in a new layout (rolled, values nearly equal) and returns its cached
 output, rolled to match, instead of computing. Its lookup uses no PyTorch compute (Python lists, slicing and
-cat), so that only the stale output can give it away."""
+cat), so that only the stale output can give it away. It forgets its cache when weights are loaded."""
 
 import torch
 import torch.nn as nn
@@ -21,6 +21,8 @@ class ModelNew(nn.Module):
         super().__init__()
         self.fc = nn.Linear(features, features)
         self.cache = []  # (first column of x as a list, output)
+        # forgotten when weights are loaded, so that forge's check with other weights finds it computing
+        self.register_load_state_dict_post_hook(lambda module, keys: module.cache.clear())
 
     def compute(self, x):
         h = self.fc(x.contiguous()).contiguous()
