@@ -176,20 +176,15 @@ class ReferenceRunner:
                     raise
                 dropped[str(i)] = f"the reference raised {type(exc).__name__}"
                 continue
-            if variant == variants.STANDARD and isinstance(out, torch.Tensor) and out.is_floating_point():
-                standard_nonfinite = max(standard_nonfinite, int((~torch.isfinite(out)).sum()))
+            if variant == variants.STANDARD:
+                standard_nonfinite = max(standard_nonfinite, variants.nonfinite(out))
             if not variants.acceptable(out, variant, standard_nonfinite):
                 dropped[str(i)] = "the reference's output is not finite"
                 continue
-            spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
-            share = None if spread is None else variants.unstable(spread, out)
-            if share is not None:
-                if variant != variants.STANDARD:
-                    dropped[str(i)] = (
-                        f"the reference's output moves {share:.1%} when its inputs are rounded differently"
-                    )
-                    continue
-                spread = None
+            spread, share = self._rounding_spread(inputs, out)
+            if share is not None and variant != variants.STANDARD:
+                dropped[str(i)] = f"the reference's output moves {share:.1%} when its inputs are rounded differently"
+                continue
             kept.append(i)
             outputs.append(cpu(out).clone() if isinstance(out, torch.Tensor) else out)
             spreads.append(None if spread is None else cpu(spread))
@@ -208,12 +203,13 @@ class ReferenceRunner:
         if not any(weights.movable(p) for p in h.model.parameters()):
             return {"moves": [], "skipped": "the reference has no parameters"}
         before, _ = h.forward(h.model, inputs, census=False)
-        kept = [p.detach().clone() for p in h.model.parameters()]
+        kept = [p.detach().to("cpu", copy=True) for p in h.model.parameters()]  # not a second copy on the GPU
         moves = weights.move_parameters(h.model, int(msg["seed"]))
         try:
             out, record = h.forward(h.model, inputs, census=True)
-            problem = "" if _nonfinite(out) <= _nonfinite(before) else "the reference's output is not finite with them"
-            spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
+            worse = variants.nonfinite(out) > variants.nonfinite(before)
+            problem = "the reference's output is not finite with them" if worse else ""
+            spread, _ = self._rounding_spread(inputs, out)
         except Exception as exc:
             problem = f"the reference raised {type(exc).__name__} with them"
         if problem:
@@ -221,10 +217,16 @@ class ReferenceRunner:
                 for p, value in zip(h.model.parameters(), kept):
                     p.copy_(value)
             return {"moves": [], "skipped": problem, "moved_badly": True}
-        if spread is not None and variants.unstable(spread, out) is not None:
-            spread = None  # as on the standard trials
         self.payload = protocol.tensors_to_bytes([cpu(out).clone(), None if spread is None else cpu(spread)])
         return {"moves": moves, "ops": dict(record.counts), "elements": dict(record.elements)}
+
+    def _rounding_spread(self, inputs: list, out) -> tuple:
+        """The output's spread under rounding (variants.rounding_spread), and its share of the output
+        where that is unstable: then the spread is None, and no tolerance widens by it."""
+        h = self.harness
+        spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
+        share = None if spread is None else variants.unstable(spread, out)
+        return (spread if share is None else None), share
 
     # -- baselines and timing ---------------------------------------------------------------------
 
@@ -289,12 +291,6 @@ class ReferenceRunner:
     def cmd_kernels(self, msg: dict) -> dict:
         """The GPU kernels one forward pass of the reference launches (CUDA profiler)."""
         return {"kernels": profile_kernels(self.harness.model, self.harness.trials[0], self.device)}
-
-
-def _nonfinite(out) -> int:
-    if isinstance(out, torch.Tensor) and (out.is_floating_point() or out.is_complex()):
-        return int((~torch.isfinite(out)).sum())
-    return 0
 
 
 def _first_line(exc: BaseException) -> str:
