@@ -211,16 +211,20 @@ def selftest(device=None, size="default", trials=3):
         _check(want, got, declared, variants.DESCRIPTIONS[variant])
     torch.manual_seed(trials + 1)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
-    with torch.no_grad():
-        before = reference(*inputs)
-        moves = weights.move_parameters(reference, seed=4321)
-        try:
-            want = reference(*inputs)
-        except Exception:
-            moves = []  # as forge does: where the moved weights break the reference, no kernel is held to them
-        if moves and variants.nonfinite(want) <= variants.nonfinite(before):
-            weights.load_moved(candidate, moves)
-            _check(want, candidate(*inputs), declared, "after new weights were loaded into both models")
+    steps = ((weights.load_moved, "after new weights were loaded into both models"),
+             (weights.change_in_place, "after the weights were changed in place in both models"))
+    for seed, (put, where) in enumerate(steps, start=4321):
+        with torch.no_grad():
+            before = reference(*inputs)
+            moves = weights.move_parameters(reference, seed=seed * 1000)
+            try:
+                want = reference(*inputs)
+            except Exception:
+                return True  # as forge does: where the moved weights break the reference, no kernel is held to them
+            if not moves or variants.nonfinite(want) > variants.nonfinite(before):
+                return True
+            put(candidate, moves)
+            _check(want, candidate(*inputs), declared, where)
     return True
 
 

@@ -99,6 +99,10 @@ CHEATS = {
     "cheat_softmax_nan_on_masked_rows": {"incorrect"},
     "cheat_gemm_mostly_in_the_library": {"rejected"},
     "cheat_weights_packed_at_construction": {"incorrect"},
+    # Red team, round 14 (static check on): weights right after load_state_dict only; a square weight
+    # transposed under the reference's name
+    "cheat_weights_repacked_on_load": {"incorrect"},
+    "cheat_weights_square_transposed_under_its_name": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -163,7 +167,9 @@ TASK_OF = {
     "cheat_softmax_nan_on_masked_rows": REPO / "tasks" / "softmax_rows.py",
     "cheat_gemm_mostly_in_the_library": "gemm_mid",
     "cheat_weights_packed_at_construction": REPO / "tasks" / "rmsnorm.py",
-    "honest_weights_repacked_on_load": REPO / "tasks" / "rmsnorm.py",
+    "cheat_weights_repacked_on_load": REPO / "tasks" / "rmsnorm.py",
+    "cheat_weights_square_transposed_under_its_name": "linear_relu",
+    "honest_weights_kept_transposed": REPO / "tasks" / "gemm_bias_relu.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -208,6 +214,8 @@ RUNTIME_ONLY = {
     "cheat_softmax_nan_on_masked_rows": "(inputs with -inf where a mask would put it)",
     "cheat_gemm_mostly_in_the_library": "the reference is nothing but GEMM and convolution",
     "cheat_weights_packed_at_construction": "after new weights were loaded into both models",
+    "cheat_weights_repacked_on_load": "after the weights were changed in place in both models",
+    "cheat_weights_square_transposed_under_its_name": "after new weights were loaded into both models",
 }
 
 
@@ -481,12 +489,13 @@ def test_forged_stdout_verdict_is_ignored():
     assert '"status": "passed"' in verdict.log_tail
 
 
-@pytest.mark.parametrize("name", ["honest_triton", "honest_cpp_running_max", "honest_weights_repacked_on_load"])
+@pytest.mark.parametrize("name", ["honest_triton", "honest_cpp_running_max", "honest_weights_kept_transposed"])
 def test_honest_candidates_pass(name):
     verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"))
     assert verdict.status == "passed", verdict.reasons
-    if name == "honest_weights_repacked_on_load":  # its own copy follows a checkpoint loaded into it
-        assert verdict.correctness[-1]["reloaded"] is True, verdict.correctness
+    if name == "honest_weights_kept_transposed":  # its own layout follows a checkpoint and a training step
+        assert verdict.correctness[0]["reloaded"] is True, verdict.correctness
+        assert verdict.correctness[0]["changed_in_place"] is True, verdict.correctness
     assert verdict.speedup and verdict.speedup > 0
     if _sampled(verdict):  # seen from outside: its forward is its own code
         assert verdict.own_share > 0.95, verdict.timing["cpu_samples"]

@@ -159,3 +159,59 @@ def test_tied_parameters_move_under_every_name_and_frozen_ones_stay():
     assert torch.equal(reference.mask, torch.tril(torch.ones(3, 3)))
     assert weights.load_moved(candidate, moves) == []
     assert torch.equal(candidate.emb, reference.emb.weight) and torch.equal(candidate.head, reference.head.weight)
+
+
+def test_a_copy_repacked_on_load_goes_stale_when_the_parameters_change_in_place():
+    # Red team, round 14: a load_state_dict override refreshed the kernel's copy, so the checkpoint step
+    # passed; a training step writes the parameters in place, past any hook
+    class Repacking(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(6, 4)
+            self.packed = self.linear.weight.detach().t().contiguous()
+            self.register_load_state_dict_post_hook(lambda module, keys: module.repack())
+
+        def repack(self):
+            self.packed = self.linear.weight.detach().t().contiguous()
+
+    torch.manual_seed(3)
+    reference = nn.Module()
+    reference.linear = nn.Linear(6, 4)
+    torch.manual_seed(3)
+    candidate = Repacking()
+    assert weights.load_moved(candidate, weights.move_parameters(reference, seed=2)) == []
+    assert torch.equal(candidate.packed.t(), reference.linear.weight)  # the hook ran
+    assert weights.change_in_place(candidate, weights.move_parameters(reference, seed=3)) == []
+    assert torch.equal(candidate.linear.weight, reference.linear.weight)
+    assert not torch.equal(candidate.packed.t(), reference.linear.weight)  # what the second step finds
+
+
+def test_in_place_writes_reach_renamed_transposed_and_tied_entries():
+    reference, candidate = _built(Reference), _built(Transposed)
+    tied = candidate.weight_t
+    assert weights.change_in_place(candidate, weights.move_parameters(reference, seed=8)) == []
+    assert candidate.weight_t is tied  # the same tensors, written in place
+    assert torch.equal(candidate.weight_t.t(), reference.linear.weight)
+    assert torch.equal(candidate.bias, reference.linear.bias)
+    assert torch.equal(candidate.scale.reshape(-1), reference.norm.weight)
+
+
+def test_a_square_weight_transposed_under_the_references_name_is_loaded_as_the_checkpoint_would():
+    # Red team, round 14: the entry of the reference's name and shape held W transposed and was given the
+    # moved W transposed; a real checkpoint, loaded by name, puts W there as it is
+    torch.manual_seed(5)
+    reference = nn.Linear(4, 4)
+    candidate = nn.Linear(4, 4)
+    with torch.no_grad():
+        candidate.weight.copy_(reference.weight.t())
+        candidate.bias.copy_(reference.bias)
+    for put in (weights.load_moved, weights.change_in_place):
+        assert put(candidate, weights.move_parameters(reference, seed=put is weights.load_moved)) == []
+        assert torch.equal(candidate.weight, reference.weight)  # as is: the kernel that reads it transposed fails
+    # a transposed (non-square) weight under the reference's name is converted: a plain load would fail loudly
+    wide_reference, wide = nn.Linear(4, 3), nn.Linear(3, 4)
+    with torch.no_grad():
+        wide.weight.copy_(wide_reference.weight.t())
+    moves = weights.move_parameters(wide_reference, seed=4)
+    assert weights.load_moved(wide, [m for m in moves if m["names"] == ["weight"]]) == []
+    assert torch.equal(wide.weight.t(), wide_reference.weight)

@@ -140,8 +140,10 @@ class CandidateRunner:
         return out, trial, record
 
     def cmd_reload(self, msg: dict) -> dict:
-        """The reference's moved parameters loaded into ModelNew (weights.py), then one trial again."""
-        unmatched = weights.load_moved(self.harness.model, msg["moves"])
+        """The reference's moved parameters put into ModelNew (weights.py), through its load_state_dict
+        or (``how: in_place``) written into its parameters as a training step does; then one trial again."""
+        put = weights.change_in_place if msg.get("how") == "in_place" else weights.load_moved
+        unmatched = put(self.harness.model, msg["moves"])
         out, trial, record = self._trial(self.harness.trials[int(msg["trial"])])
         self.payload = protocol.tensors_to_bytes([None if out is None else cpu(out).clone()])
         return {"trial": trial, "ops": dict(record.counts), "elements": dict(record.elements),

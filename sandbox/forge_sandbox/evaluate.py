@@ -306,53 +306,62 @@ class _Pipeline:
             if not self.on_cuda and isinstance(split, dict):
                 self.verdict.own_share = evidence.own_share_from_split(split)
 
+    # How new weights reach ModelNew in each step (weights.py): the record's key and what the verdict says.
+    WEIGHT_STEPS = (
+        ("load", "reloaded", "after new weights were loaded into both models (load_state_dict, as a checkpoint is)",
+         "once a checkpoint is loaded"),
+        ("in_place", "changed_in_place",
+         "after the weights were changed in place in both models (as a training step does, past load_state_dict)",
+         "once its parameters change"),
+    )  # fmt: skip
+
     def _verify_reloaded(self, plan: list[str], kept: list[int], record: dict) -> None:
-        """A standard trial of the base shape again, once the reference's parameters were moved and
-        loaded into ModelNew as a checkpoint is (weights.py). Both keep the moved weights for timing."""
+        """A standard trial of the base shape again after each step that gives both models other
+        weights (WEIGHT_STEPS, weights.py). Both keep the last weights for timing."""
         j = next((j for j, i in enumerate(kept) if plan[i] == variants.STANDARD), None)
         if j is None:
             return
         sides = self.sides
-        reloaded = sides.ask_ref({"op": "reload", "seed": draw_seed(), "trial": kept[j]})
-        moves = reloaded["moves"]
-        if not moves:
-            record["reloaded"] = reloaded.get("skipped") or "nothing to move"
-            if reloaded.get("moved_badly"):
-                self.verdict.warnings.append(f"not verified with other weights loaded: {record['reloaded']}")
-            return
-        want, spread = protocol.load_tensors(reloaded["payload"])
-        limit = outputs_limit([want])
-        reply = expect(
-            sides.ask_cand({"op": "reload", "moves": moves, "trial": j}, "verify", limit),
-            "verify",
-            trial=dict,
-            ops=dict,
-            elements=dict,
-            unmatched=list,
-            patched=list,
-        )
-        self._check_evidence(reply, "verify")
-        actual = sides.candidate_tensors(reply, limit, "verify")
-        if len(actual) != 1:
-            raise Malformed("verify", "the wrong number of outputs")
-        where = (f"configuration 0 ({_describe_overrides(record['overrides'])}), trial {j + 1} again, after new "
-                 "weights were loaded into both models (load_state_dict, as a checkpoint is)")  # fmt: skip
-        self._check_trial(reply["trial"], where)
-        reference = op_census.Record(reloaded["ops"], reloaded["elements"])
-        self._check_ops(reply["ops"], reply["elements"], reference, where)
-        ok, reason, _ = compare.compare_outputs(want, actual[0], self.tolerance, spread)
-        if not ok:
-            ours = [name for move in moves for name in move["names"]]
-            unmatched = [name for name in ours if name in reply["unmatched"]]  # the reference's names only
-            if unmatched:
-                reason += (f" (ModelNew holds no parameter or buffer with the constructor's value of "
-                           f"{', '.join(unmatched)}, as is, reshaped or transposed: a checkpoint loaded into it "
-                           "does not reach its kernels)")  # fmt: skip
-            else:
-                reason += (" (a kernel that computes with a copy of its weights made when the module was built "
-                           "keeps computing with those once a checkpoint is loaded)")  # fmt: skip
-            raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
-        record["reloaded"] = True
+        for how, key, said, when in self.WEIGHT_STEPS:
+            reloaded = sides.ask_ref({"op": "reload", "seed": draw_seed(), "trial": kept[j]})
+            moves = reloaded["moves"]
+            if not moves:
+                record[key] = reloaded.get("skipped") or "nothing to move"
+                if reloaded.get("moved_badly"):
+                    self.verdict.warnings.append(f"not checked again {said}: {record[key]}")
+                return
+            want, spread = protocol.load_tensors(reloaded["payload"])
+            limit = outputs_limit([want])
+            reply = expect(
+                sides.ask_cand({"op": "reload", "how": how, "moves": moves, "trial": j}, "verify", limit),
+                "verify",
+                trial=dict,
+                ops=dict,
+                elements=dict,
+                unmatched=list,
+                patched=list,
+            )
+            self._check_evidence(reply, "verify")
+            actual = sides.candidate_tensors(reply, limit, "verify")
+            if len(actual) != 1:
+                raise Malformed("verify", "the wrong number of outputs")
+            where = f"configuration 0 ({_describe_overrides(record['overrides'])}), trial {j + 1} again, {said}"
+            self._check_trial(reply["trial"], where)
+            reference = op_census.Record(reloaded["ops"], reloaded["elements"])
+            self._check_ops(reply["ops"], reply["elements"], reference, where)
+            ok, reason, _ = compare.compare_outputs(want, actual[0], self.tolerance, spread)
+            if not ok:
+                ours = [name for move in moves for name in move["names"]]
+                unmatched = [name for name in ours if name in reply["unmatched"]]  # the reference's names only
+                if unmatched:
+                    reason += (f" (ModelNew holds no parameter or buffer with the value of {', '.join(unmatched)} "
+                               "before this step, as is, reshaped or transposed: new weights do not reach its "
+                               "kernels)")  # fmt: skip
+                else:
+                    reason += (" (a kernel that computes with a copy of its weights made when the module was built "
+                               f"or loaded keeps computing with that copy {when})")  # fmt: skip
+                raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+            record[key] = True
 
     def _check_trial(self, trial, where: str) -> None:
         if not isinstance(trial, dict):

@@ -1,18 +1,19 @@
-"""New weights loaded after construction, as a checkpoint is: the verification step that finds a
-kernel computing with a copy of its weights made when ``ModelNew`` was built.
+"""New weights after construction, as real use brings them: the verification steps that find a
+kernel computing with a copy of its weights rather than the module's own parameters.
 
-Real use builds a module, then loads trained weights into it (``load_state_dict``) or trains it.
-Both models are built under the same seed, so a candidate that packs its weights into a plain
-attribute in ``__init__`` is right on every input forge draws, and wrong on any checkpoint. So once
-the base shape is verified, the reference runner moves every floating-point parameter of the
-reference by a seeded amount (:func:`move_parameters`) and describes each by a digest of its old
-value; the candidate's runner loads the moved values through the module's own ``load_state_dict``
-(:func:`load_moved`) into the entries of its ``state_dict`` named as the reference's parameters, or
-else into one entry each that holds the old value (as it is, reshaped, or transposed: a layout chosen
-at construction), as a checkpoint converted for it would be. Both compute the same moved values from
-the same old ones (on the CPU, in float64), and run a trial again; the host compares the outputs as
-any other trial's. A second copy made at construction is not loaded: a kernel that reads it is
-caught.
+Real use builds a module, then loads trained weights into it (``load_state_dict``) or trains it
+(an optimizer changes the parameters in place). Both models are built under the same seed, so a
+candidate that packs its weights into a plain attribute in ``__init__`` is right on every input
+forge draws, and wrong on any checkpoint. So once the base shape is verified, the reference runner
+moves every floating-point parameter of the reference by a seeded amount (:func:`move_parameters`)
+and describes each by a digest of its old value; the candidate's runner puts the moved values into
+the entries of ModelNew that are named as the reference's parameters, or else into one entry each
+that holds the old value (as it is, reshaped, or transposed: a layout chosen at construction), as a
+checkpoint converted for it would be: once through the module's own ``load_state_dict``
+(:func:`load_moved`), and once more, with other moves, in place (:func:`change_in_place`), past any
+load hook. Both sides compute the same moved values from the same old ones (on the CPU, in float64),
+and run a trial again; the host compares the outputs as any other trial's. A second copy, made at
+construction or repacked on load, is not written: a kernel that reads it is caught.
 
 Only trainable parameters move: buffers and frozen parameters are often constants of the
 architecture (a causal mask) that a kernel may rightly build in.
@@ -111,11 +112,12 @@ class _Entries:
         return self.forms.get(key, {}).get(move["digest"])
 
 
-def _moved_entry(entry: torch.Tensor, move: dict, form: str) -> torch.Tensor:
-    """The moved value in the entry's own form."""
+def _moved_entry(entry: torch.Tensor, move: dict, form: str, as_is: bool = False) -> torch.Tensor:
+    """The moved value in the entry's own form (``as_is``: in the reference's form, the entry's shape)."""
     old = entry.detach().cpu()
     if form == "transposed":
-        return moved(old.t().contiguous().reshape(move["shape"]), move).reshape(old.t().shape).t()
+        value = moved(old.t().contiguous().reshape(move["shape"]), move)
+        return value.reshape(old.shape) if as_is else value.reshape(old.t().shape).t()
     return moved(old.reshape(move["shape"]), move).reshape(old.shape)
 
 
@@ -128,18 +130,48 @@ def _numel(shape: list) -> int:
 
 def load_moved(model, moves: list[dict]) -> list[str]:
     """Load the moved values into ``model`` with its own ``load_state_dict``, as a checkpoint of the
-    reference would be; the reference's parameter names that no entry took.
-
-    An entry named as the reference's parameter takes it when it holds its old value (in any form);
-    a parameter of another name is found by value, each in one entry only (parameters before buffers):
-    a second copy made at construction stays what it was, as it would under a real checkpoint."""
+    reference would be; the reference's parameter names that no entry took (see :func:`_assign`)."""
     names = [name for move in moves for name in move["names"]]
     if not isinstance(model, torch.nn.Module):
         return names
     state = model.state_dict()
-    entries = _Entries(state, moves)
     parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
-    order = sorted(state, key=lambda key: key not in parameters)  # stable: state_dict order within each
+    taken, missing = _assign(state, parameters, moves)
+    state.update({key: value.to(state[key].device) for key, value in taken.items()})
+    model.load_state_dict(state, strict=True)
+    return missing
+
+
+def change_in_place(model, moves: list[dict]) -> list[str]:
+    """Write the moved values into ``model``'s own parameters and buffers in place, as a training step
+    does, past ``load_state_dict`` and its hooks; the reference's parameter names that no entry took.
+
+    A kernel that reads a copy of its weights made when they were built or loaded (a repacked
+    layout in a load hook) keeps computing with that copy: caught."""
+    names = [name for move in moves for name in move["names"]]
+    if not isinstance(model, torch.nn.Module):
+        return names
+    parameters = dict(model.named_parameters(remove_duplicate=False))
+    entries = {**dict(model.named_buffers(remove_duplicate=False)), **parameters}
+    taken, missing = _assign(entries, set(parameters), moves)
+    with torch.no_grad():
+        for key, value in taken.items():
+            entries[key].copy_(value.to(entries[key].device))
+    return missing
+
+
+def _assign(state: dict, parameters: set, moves: list[dict]) -> tuple[dict, list[str]]:
+    """Which of the candidate's entries (``state``: name -> tensor) take which moved value, in their
+    own form; and the reference's parameter names that no entry took.
+
+    An entry named as the reference's parameter takes it when it holds its old value in any form;
+    where it also has the parameter's shape, it takes the moved value as it is, as a real checkpoint
+    would put it there (a square matrix kept transposed under the reference's name is loaded the
+    reference's way, and found). A parameter of another name is found by value, each in one entry
+    only (parameters before buffers): a second copy made at construction stays what it was, as it
+    would under a real checkpoint."""
+    entries = _Entries(state, moves)
+    order = sorted(state, key=lambda key: key not in parameters)  # stable: the entries' order within each
     taken: dict[str, torch.Tensor] = {}
     missing: list[str] = []
     pending = []
@@ -148,6 +180,8 @@ def load_moved(model, moves: list[dict]) -> list[str]:
             form = entries.form(name, move) if name in state else None
             if form is None:
                 pending.append((name, move))
+            elif list(state[name].shape) == list(move["shape"]):
+                taken[name] = _moved_entry(state[name], move, form, as_is=True)
             else:
                 taken[name] = _moved_entry(state[name], move, form)
     for name, move in pending:
@@ -161,9 +195,7 @@ def load_moved(model, moves: list[dict]) -> list[str]:
     for key, entry in state.items():
         if key not in taken and _plain(entry) and _where(entry) in storage:
             taken[key] = taken[storage[_where(entry)]]
-    state.update({key: value.to(state[key].device) for key, value in taken.items()})
-    model.load_state_dict(state, strict=True)
-    return missing
+    return taken, missing
 
 
 def _where(t: torch.Tensor) -> tuple:

@@ -1,5 +1,7 @@
-"""RMSNorm with its weight packed at construction, as the attack beside it does, but packed again
-whenever weights are loaded (a load_state_dict hook): the honest way to keep a kernel's own copy."""
+"""RMSNorm with its weight packed at construction and packed again whenever weights are loaded (a
+load_state_dict hook): right after a checkpoint, stale once a training step (or any in-place write)
+changes the parameter. A kernel reads the module's parameters at every call; caught by the step
+that changes them in place (red team round 14, a load_state_dict override on gemm_bias_relu)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
