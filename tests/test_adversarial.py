@@ -103,6 +103,7 @@ CHEATS = {
     # transposed under the reference's name
     "cheat_weights_repacked_on_load": {"incorrect"},
     "cheat_weights_square_transposed_under_its_name": {"incorrect"},
+    "cheat_python_run_through_pasted_names": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.

@@ -208,3 +208,87 @@ def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, act: tl.constexpr):
     tl.store(out_ptr + offs, act(max(x, 0.0)), mask=offs < n)
 """
     assert check(source).ok, check(source).findings
+
+
+CPP = (
+    'from torch.utils.cpp_extension import load_inline\nSRC = r"""\n#include <torch/extension.h>\n{body}\n"""\n'
+    'ext = load_inline("ext", cpp_sources=SRC)\n'
+)
+
+
+def cpp(body: str):
+    return check_source(CPP.format(body=textwrap.dedent(body)))
+
+
+@pytest.mark.parametrize(
+    "body, marker",
+    [
+        # red team, round 14: a name pasted by the candidate's own macro, Python's source stringized
+        ("#define J(a, b) a##b\n#define S(...) #__VA_ARGS__\nint f() { return J(PyR, un_SimpleString)(S(import gc)); }",
+         "(PyRun_)"),
+        # pasted by a header's macro
+        ('void* f() { return C10_CONCATENATE(dl, open)("x", 2); }', "(dlopen)"),
+        # in a branch the check's own reading does not take
+        ('#ifdef FORGE_NOT_DEFINED\nvoid* f() { return C10_CONCATENATE(dl, open)("x", 2); }\n#endif', "(dlopen)"),
+        ("#ifdef __CUDACC__\n#define T(a, b) a##b\nT(std::thr, ead) t([] {});\n#endif", "(std::thread)"),
+        # PyTorch's own operators taken over through the registration macro
+        ('TORCH_LIBRARY_IMPL(aten, CPU, m) { m.impl("softmax", &f); }', "(forge_library_aten)"),
+    ],
+)  # fmt: skip
+def test_names_made_by_macros_are_read_as_the_preprocessor_expands_them(body, marker):
+    report = cpp(body)
+    assert any(marker in finding and "once its macros are expanded" in finding for finding in report.findings), (
+        report.findings
+    )
+
+
+def test_a_pasting_macro_defined_once_per_branch_is_flagged():
+    report = cpp("#ifdef __OPTIMIZE__\n#define J(a, b) a##b\n#else\n#define J(a, b) a b\n#endif\nint x = J(1, 2);")
+    assert any("pastes names together more than once" in finding for finding in report.findings), report.findings
+
+
+def test_honest_extension_macros_expand_to_nothing_flagged():
+    report = cpp("""
+        #define CHECK_INPUT(x) TORCH_CHECK(x.is_contiguous(), #x " must be contiguous")
+        #define KERNEL_NAME(t) scale_##t
+        template <typename T> void KERNEL_NAME(kernel)(const T* a, T* b, int64_t n) { for (int64_t i = 0; i < n; ++i) b[i] = a[i]; }
+        torch::Tensor f(torch::Tensor x) {
+            CHECK_INPUT(x);
+            auto y = torch::empty_like(x);
+            AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "f", [&] {
+                scale_kernel<scalar_t>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.numel()); });
+            return y;
+        }
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("f", &f, "f"); }
+        TORCH_LIBRARY(myops, m) { m.def("f(Tensor x) -> Tensor"); }
+        TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("f", &f); }
+    """)  # fmt: skip
+    assert report.ok, report.findings
+
+
+def test_expanding_reads_no_file_the_source_names_and_a_macro_bomb_is_a_finding():
+    assert cpp('#include "/dev/zero"\n#include "/dev/stdin"\nint x;').ok
+    bomb = "".join(f"#define M{i + 1} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i}\n" for i in range(8))
+    report = cpp("#define M0 x\n" + bomb + "M8 M8 M8 M8")
+    assert any("could not be expanded within" in finding for finding in report.findings), report.findings
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # outside review, round 14: a literal right after a name (`return"/*"`) opened no comment
+        'int f() { return"/*"; }\nvoid* h = dlopen("a", 2);\nint g() { return"*/"; }',
+        # a backslash-newline inside a raw string is not a splice
+        'auto s = R"x( )x\\\n" /* )x";\nvoid* h = dlopen("a", 2); // */',
+    ],
+)
+def test_the_cpp_lexer_hides_no_code_behind_a_literal(body):
+    report = check(TRITON + f"SRC = r'''\n{body}\n'''\n")
+    assert any("(dlopen)" in finding for finding in report.findings), report.findings
+
+
+def test_comment_and_raw_string_openings_left_open_are_read_once():
+    # outside review, round 14: each opening scanned to the end (quadratic: minutes for a large source)
+    for opening in ("/*a", 'R"x('):
+        report = check(TRITON + f"SRC = '''\nint x;\n{opening * 40000}\n'''\n")
+        assert report.ok, report.findings[:2]

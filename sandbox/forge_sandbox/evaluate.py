@@ -65,6 +65,10 @@ class EvalOptions:
     memory_gb: float | None = None  # what the candidate's processes may keep resident; default half the machine's
 
 
+# A kernel's source is kilobytes; the static check reads the candidate in the host's own process.
+MAX_CANDIDATE_CHARS = 1 << 20
+
+
 def evaluate(
     task_path: str, candidate_path: str, options: EvalOptions | None = None, task_source: str | None = None
 ) -> Verdict:
@@ -170,11 +174,15 @@ class _Pipeline:
     def _read_candidate(self) -> str:
         try:
             with open(self.candidate) as f:
-                return f.read()
+                source = f.read(MAX_CANDIDATE_CHARS + 1)
         except OSError as exc:
             raise Stop(REJECTED, f"cannot read the candidate: {exc.strerror}", stage="static") from None
         except UnicodeDecodeError:
             raise Stop(REJECTED, "the candidate is not UTF-8 text", stage="static") from None
+        if len(source) > MAX_CANDIDATE_CHARS:  # the static check reads it in the host's own process
+            raise Stop(REJECTED, f"the candidate is longer than {MAX_CANDIDATE_CHARS >> 20} Mi characters",
+                       stage="static")  # fmt: skip
+        return source
 
     def _static(self, source: str) -> None:
         report = static_check.check_source(source)

@@ -13,6 +13,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from . import cpp_expansion
+
 # Modules whose attributes a candidate must never reassign.
 _PROTECTED_ROOTS = {"torch", "time", "triton", "cupy", "numpy", "np", "builtins", "forge_sandbox", "gc", "os", "sys"}
 _THREAD_MODULES = {"threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess", "signal", "pty"}
@@ -509,22 +511,65 @@ def _split_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
     return findings
 
 
+_REGISTERS_UNDER_ATEN = "registers kernels as PyTorch's own operators (aten): the reference's work, redirected"
+
+
+def _expanded_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
+    """C++/CUDA red flags that only macro expansion shows: names pasted together by macros (the
+    candidate's own ``##`` or a header's), read as the preprocessor expands them (cpp_expansion)."""
+    pieces = sorted(
+        (node.lineno, node.col_offset, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in visitor.docstrings
+    )
+    signs = ("#include", "#define", "##")
+    line = next((line for line, _, value in pieces if any(sign in value for sign in signs)), None)
+    if line is None:
+        return []  # nothing for a preprocessor to expand
+    text = "".join(value for _, _, value in pieces)
+    twice = cpp_expansion.pasting_macros_defined_twice(text)
+    findings = [
+        f"line {line}: its C++/CUDA source defines a macro that pastes names together more than once, "
+        f"differently ({', '.join(twice)}): which definition the build uses decides what it calls"
+    ] if twice else []  # fmt: skip
+    expanded = cpp_expansion.expansions(text)
+    if isinstance(expanded, str):
+        return [*findings, f"line {line}: its C++/CUDA source: {expanded}"]
+    flagged = " ".join(visitor.findings)
+    red_flags = {**_NATIVE_RED_FLAGS, cpp_expansion.REGISTERS_UNDER_ATEN: _REGISTERS_UNDER_ATEN}
+    for reading, code in expanded.items():
+        code = _native_text(code)
+        for marker, why in red_flags.items():
+            if f"({marker})" not in flagged and _finds(code, marker) >= 0:
+                findings.append(f"line {line}: its C++/CUDA source, once its macros are expanded ({reading}), "
+                                f"{why} ({marker})")  # fmt: skip
+                flagged += f" ({marker})"
+    return findings
+
+
 # In C++ source, in the order its compiler's lexer takes them: a raw string, a string or character
 # literal, a number (with C++14's digit separators: 1'000), each kept whole so that a "//" or "/*"
-# inside one starts no comment; or a comment.
+# inside one starts no comment; or a comment. One left open runs to the end, as its compiler reads it
+# (and so that a source full of openings is read once, not once per opening).
+_CPP_RAW_STRING = r'(?<!\w)(?:u8|[uUL])?R"([^()\\\s]{0,16})\((?:.*?\)\1"|.*\Z)'
 _CPP_LITERAL_OR_COMMENT = re.compile(
-    r'(?<!\w)(?:u8|[uUL])?R"([^()\\\s]{0,16})\(.*?\)\1"'
-    r"""|(?<!\w)(?:u8|[uUL])?"(?:\\.|[^"\\\n])*"|(?<!\w)(?:u8|[uUL])?'(?:\\.|[^'\\\n])*'"""
-    r"""|(?<![\w.])\.?\d(?:[eEpP][+-]|['\w.])*|//[^\n]*|/\*.*?\*/""",
+    _CPP_RAW_STRING + r"""|(?:(?<!\w)(?:u8|[uUL]))?"(?:\\.|[^"\\\n])*"|(?:(?<!\w)(?:u8|[uUL]))?'(?:\\.|[^'\\\n])*'"""
+    r"""|(?<![\w.])\.?\d(?:[eEpP][+-]|['\w.])*|//[^\n]*|/\*.*?(?:\*/|\Z)""",
     re.DOTALL,
 )
+_CPP_RAW_STRINGS = re.compile(_CPP_RAW_STRING, re.DOTALL)
 
 
 def _native_text(value: str) -> str:
     """C++ as its compiler reads it: without its comments (in source of more than one line: a comment
     names nothing the kernel does), adjacent literals joined (``"/pr" "oc/"`` is ``"/proc/"``), and
     ``py :: module_ :: import`` is ``py::module_::import``."""
-    value = value.replace("\\\n", "")  # a backslash-newline splices two lines into one, before anything else
+    # A backslash-newline splices two lines into one, before anything else but inside a raw string.
+    pieces, at = [], 0
+    for raw in _CPP_RAW_STRINGS.finditer(value):
+        pieces += [value[at : raw.start()].replace("\\\n", ""), raw.group()]
+        at = raw.end()
+    value = "".join(pieces) + value[at:].replace("\\\n", "")
     if "\n" in value:
         value = _CPP_LITERAL_OR_COMMENT.sub(lambda m: " " if m.group().startswith("/") else m.group(), value)
     value = re.sub(r'"\s*"', "", value)
@@ -564,6 +609,7 @@ def check_source(source: str) -> StaticReport:
     visitor = _Visitor(tree)
     visitor.visit(tree)
     visitor.findings += _split_red_flags(tree, visitor)
+    visitor.findings += _expanded_red_flags(tree, visitor)
     visitor.findings += _triton_kernels_calling_python(tree, visitor)
     report = StaticReport(
         backends=_kernel_backends(tree, source), kernel_names=_kernel_names(tree, source), findings=visitor.findings
