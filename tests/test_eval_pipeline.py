@@ -59,6 +59,10 @@ def test_a_crash_does_not_spoil_the_next_evaluation():
 def test_missing_candidate_file_is_a_verdict_not_an_exception(tmp_path):
     v = evaluate(str(TASKS / "scale_add.py"), str(tmp_path / "nope.py"), EvalOptions(device="cpu", size="small"))
     assert v.status == "rejected" and "cannot read" in v.reasons[0]
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" + "#" * (1 << 21))  # read in the host's process: a bounded read, then a verdict
+    v = evaluate(str(TASKS / "scale_add.py"), str(big), EvalOptions(device="cpu", size="small"))
+    assert v.status == "rejected" and "longer than 1 Mi characters" in v.reasons[0]
 
 
 @pytest.mark.parametrize(
