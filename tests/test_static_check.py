@@ -51,6 +51,9 @@ def test_pytorch_only_source_has_no_custom_kernel():
     "snippet, words",
     [
         ("import threading", "threading"),
+        # outside review, round 14: a Parameter subclass hid a GEMM's work from the census
+        ("import torch\nclass P(torch.nn.Parameter):\n    pass", "subclasses torch.nn.Parameter"),
+        ("import torch\nS = type('S', (torch.Tensor,), {})", "subclasses torch.Tensor"),
         ("from concurrent.futures import ThreadPoolExecutor", "concurrent.futures"),
         ("import multiprocessing", "multiprocessing"),
         ("import torch\ns = torch.cuda.Stream()", "stream"),

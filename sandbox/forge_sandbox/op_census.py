@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 import torch
 import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils import flop_counter
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -97,10 +98,11 @@ class OpRecorder(TorchDispatchMode):
 
 def _volume(func, args, kwargs: dict, out) -> int:
     """What an operator's cost grows with: its multiply-adds for GEMM and convolution (PyTorch's own
-    FLOP formulas), else the elements it read and wrote. Only exact ``torch.Tensor``s on a real
-    device count: a subclass (a fake tensor, say) or a meta tensor has elements that cost nothing."""
+    FLOP formulas), else the elements it read and wrote. Tensors of any class count, as long as they
+    hold real elements: a subclass of ``Parameter`` in a GEMM is the GEMM's work all the same (an
+    outside review counted 1% of one), while a meta or fake tensor (tracing) costs nothing."""
     leaves = [leaf for leaf in pytree.tree_leaves((args, kwargs, out)) if isinstance(leaf, torch.Tensor)]
-    real = [t for t in leaves if type(t) in _PLAIN and t.device.type != "meta" and t.layout == torch.strided]
+    real = [t for t in leaves if _holds_elements(t)]
     formula = _FLOP_FORMULAS.get(getattr(func, "overloadpacket", None))
     if formula is not None and len(real) == len(leaves):
         try:
@@ -138,7 +140,11 @@ def _library_macs(short: str, tensors: list, out) -> int | None:
     return None
 
 
-_PLAIN = (torch.Tensor, torch.nn.Parameter)
+def _holds_elements(t: torch.Tensor) -> bool:
+    """Whether an operator on ``t`` touches real memory: strided, on a real device, not a fake tensor."""
+    return t.layout == torch.strided and t.device.type != "meta" and not isinstance(t, FakeTensor)
+
+
 _FLOP_FORMULAS = flop_counter.flop_registry
 
 

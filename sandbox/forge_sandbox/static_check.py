@@ -125,6 +125,9 @@ _NATIVE_RED_FLAGS = {
 _FRAME_ATTRIBUTES = frozenset(
     "tb_frame tb_next f_back f_globals f_locals f_builtins f_code gi_frame cr_frame ag_frame".split()
 )
+_TENSOR_CLASSES = {"torch.Tensor", "Tensor", "torch._C.TensorBase", "torch._C._TensorBase"}
+# (a subclass of Parameter in a GEMM made the operator census count its elements, not its multiply-adds)
+_PARAMETER_CLASSES = {"torch.nn.Parameter", "nn.Parameter", "Parameter", "torch.nn.parameter.Parameter"}
 # Flags an honest kernel may set: PyTorch's own backend switches, not its functions.
 _BACKEND_FLAGS = ("torch.backends.",)
 
@@ -312,8 +315,17 @@ class _Visitor(ast.NodeVisitor):
         elif root in _NETWORK_MODULES:
             self.flag(node, f"imports {module}: a kernel has no use for the network (answers fetched from elsewhere?)")
 
+    def _tensor_bases(self, node: ast.AST, name: str, bases: list) -> None:
+        for base in bases:
+            if dotted_name(base) in _TENSOR_CLASSES:
+                self.flag(node, f"class {name} subclasses torch.Tensor: outputs must be plain torch.Tensor")
+            elif dotted_name(base) in _PARAMETER_CLASSES:
+                self.flag(node, f"class {name} subclasses torch.nn.Parameter: weights must be plain parameters")
+
     def visit_Call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
+        if name in ("type", "builtins.type") and len(node.args) == 3 and isinstance(node.args[1], ast.Tuple):
+            self._tensor_bases(node, "made by type()", node.args[1].elts)  # type("S", (torch.Tensor,), {})
         parts = name.split(".")
         if parts and parts[0] in self.aliases:  # see through `import torch.cuda as tc`
             name = ".".join([self.aliases[parts[0]], *parts[1:]])
@@ -382,9 +394,7 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for base in node.bases:
-            if dotted_name(base) in {"torch.Tensor", "Tensor", "torch._C.TensorBase", "torch._C._TensorBase"}:
-                self.flag(node, f"class {node.name} subclasses torch.Tensor: outputs must be plain torch.Tensor")
+        self._tensor_bases(node, node.name, node.bases)
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name in _SUBCLASS_HOOKS:
                 self.flag(item, f"defines {item.name}: intercepting torch calls is not allowed")
