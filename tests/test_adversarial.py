@@ -104,6 +104,8 @@ CHEATS = {
     "cheat_weights_repacked_on_load": {"incorrect"},
     "cheat_weights_square_transposed_under_its_name": {"incorrect"},
     "cheat_python_run_through_pasted_names": {"rejected"},
+    # Outside review, round 14: two LayerNorms that start equal kept as one
+    "cheat_weights_two_norms_merged": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -170,6 +172,7 @@ TASK_OF = {
     "cheat_weights_packed_at_construction": REPO / "tasks" / "rmsnorm.py",
     "cheat_weights_repacked_on_load": REPO / "tasks" / "rmsnorm.py",
     "cheat_weights_square_transposed_under_its_name": "linear_relu",
+    "cheat_weights_two_norms_merged": "two_norms",
     "honest_weights_kept_transposed": REPO / "tasks" / "gemm_bias_relu.py",
 }
 
@@ -217,6 +220,7 @@ RUNTIME_ONLY = {
     "cheat_weights_packed_at_construction": "after new weights were loaded into both models",
     "cheat_weights_repacked_on_load": "after the weights were changed in place in both models",
     "cheat_weights_square_transposed_under_its_name": "after new weights were loaded into both models",
+    "cheat_weights_two_norms_merged": "ModelNew holds no parameter or buffer with the value of ln2.weight",
 }
 
 

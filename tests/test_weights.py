@@ -24,9 +24,10 @@ class Transposed(nn.Module):
         reference = Reference()
         self.weight_t = nn.Parameter(reference.linear.weight.detach().t().contiguous())
         self.register_buffer("bias", reference.linear.bias.detach().clone())
+        # extra and norm.weight start equal: found by value in the reference's order (its own first)
+        self.more = nn.Parameter(reference.extra.detach().clone())
         self.scale = nn.Parameter(reference.norm.weight.detach().reshape(2, 2).clone())
         self.shift = nn.Parameter(reference.norm.bias.detach().clone())
-        self.more = nn.Parameter(reference.extra.detach().clone())
         self.packed = reference.linear.weight.detach().clone()  # a plain attribute: out of reach
 
 
@@ -39,14 +40,15 @@ def test_moved_parameters_reach_every_entry_that_holds_them_in_any_form():
     reference, candidate = _built(Reference), _built(Transposed)
     moves = weights.move_parameters(reference, seed=11)
     assert sorted(n for m in moves for n in m["names"]) == sorted(n for n, _ in reference.named_parameters())
-    assert len(moves) == 4  # norm.weight and extra held the same value
+    assert len(moves) == 5
     assert torch.equal(reference.mask, torch.tril(torch.ones(4, 4)))
     assert weights.load_moved(candidate, moves) == []
     assert torch.equal(candidate.weight_t.t(), reference.linear.weight)
     assert torch.equal(candidate.bias, reference.linear.bias)
     assert torch.equal(candidate.scale.reshape(-1), reference.norm.weight)
     assert torch.equal(candidate.shift, reference.norm.bias)
-    assert torch.equal(reference.extra, reference.norm.weight)
+    assert torch.equal(candidate.more, reference.extra)
+    assert not torch.equal(reference.extra, reference.norm.weight)  # equal at first, each moved its own way
     assert not torch.equal(candidate.packed, reference.linear.weight)  # stale: what the check finds
 
 
@@ -215,3 +217,38 @@ def test_a_square_weight_transposed_under_the_references_name_is_loaded_as_the_c
     moves = weights.move_parameters(wide_reference, seed=4)
     assert weights.load_moved(wide, [m for m in moves if m["names"] == ["weight"]]) == []
     assert torch.equal(wide.weight.t(), wide_reference.weight)
+
+
+def test_parameters_that_start_equal_move_apart_and_a_kernel_that_merged_them_is_caught():
+    # Outside review, round 14: one move per distinct value let a candidate with one LayerNorm in place
+    # of two equal ones pass
+    class TwoNorms(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(4), nn.LayerNorm(4)
+
+    class OneNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(4)
+
+    reference = TwoNorms()
+    moves = weights.move_parameters(reference, seed=3)
+    assert len(moves) == 4 and not torch.equal(reference.ln1.weight, reference.ln2.weight)
+    assert sorted(weights.load_moved(OneNorm(), moves)) == ["ln2.bias", "ln2.weight"]
+    renamed = nn.Module()  # the same two, under other names: found by value, in order
+    renamed.a, renamed.b = nn.LayerNorm(4), nn.LayerNorm(4)
+    pairs: list = []
+    assert weights.load_moved(renamed, weights.move_parameters(TwoNorms(), seed=3), pairs) == []
+    assert ["ln2.weight", "b.weight"] in pairs and ["ln2.bias", "b.bias"] in pairs  # named in a failure's reason
+    assert torch.equal(renamed.a.weight, reference.ln1.weight) and torch.equal(renamed.b.weight, reference.ln2.weight)
+
+
+def test_entries_without_elements_are_passed_over():
+    # Outside review, round 14: a buffer on the meta device of a moved parameter's size made digest() raise
+    candidate = nn.Linear(3, 3)
+    candidate.register_buffer("shadow", torch.empty(3, 3, device="meta"))
+    reference = nn.Linear(3, 3)
+    candidate.load_state_dict(reference.state_dict(), strict=False)
+    assert weights.load_moved(candidate, weights.move_parameters(reference, seed=1)) == []
+    assert torch.equal(candidate.weight, reference.weight)

@@ -143,11 +143,12 @@ class CandidateRunner:
         """The reference's moved parameters put into ModelNew (weights.py), through its load_state_dict
         or (``how: in_place``) written into its parameters as a training step does; then one trial again."""
         put = weights.change_in_place if msg.get("how") == "in_place" else weights.load_moved
-        unmatched = put(self.harness.model, msg["moves"])
+        by_order: list = []
+        unmatched = put(self.harness.model, msg["moves"], by_order)
         out, trial, record = self._trial(self.harness.trials[int(msg["trial"])])
         self.payload = protocol.tensors_to_bytes([None if out is None else cpu(out).clone()])
         return {"trial": trial, "ops": dict(record.counts), "elements": dict(record.elements),
-                "unmatched": unmatched, **self._evidence()}  # fmt: skip
+                "unmatched": unmatched, "by_order": by_order, **self._evidence()}  # fmt: skip
 
     def _split(self) -> dict:
         """The host-clock time of one forward pass (outside the census) and of its own launches in it."""

@@ -347,6 +347,7 @@ class _Pipeline:
                 ops=dict,
                 elements=dict,
                 unmatched=list,
+                by_order=list,
                 patched=list,
             )
             self._check_evidence(reply, "verify")
@@ -361,10 +362,17 @@ class _Pipeline:
             if not ok:
                 ours = [name for move in moves for name in move["names"]]
                 unmatched = [name for name in ours if name in reply["unmatched"]]  # the reference's names only
+                ours = set(ours)
+                by_order = [pair for pair in reply["by_order"] if isinstance(pair, list) and len(pair) == 2
+                            and pair[0] in ours][:8]  # fmt: skip
                 if unmatched:
                     reason += (f" (ModelNew holds no parameter or buffer with the value of {', '.join(unmatched)} "
                                "before this step, as is, reshaped or transposed: new weights do not reach its "
                                "kernels)")  # fmt: skip
+                elif by_order:
+                    pairs = ", ".join(f"{ref} -> {str(key)[:80]!r}" for ref, key in by_order)
+                    reason += (f" (parameters that started equal were found in ModelNew by value, in order: {pairs}; "
+                               "a ModelNew that keeps the reference's parameter names is matched by name)")  # fmt: skip
                 else:
                     reason += (" (a kernel that computes with a copy of its weights made when the module was built "
                                f"or loaded keeps computing with that copy {when})")  # fmt: skip

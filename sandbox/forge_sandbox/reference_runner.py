@@ -201,7 +201,7 @@ class ReferenceRunner:
         h = self.harness
         inputs = h.trials[int(msg["trial"])]
         if not any(weights.movable(p) for p in h.model.parameters()):
-            return {"moves": [], "skipped": "the reference has no parameters"}
+            return {"moves": [], "skipped": "the reference has no trainable floating-point parameters"}
         before, _ = h.forward(h.model, inputs, census=False)
         kept = [p.detach().to("cpu", copy=True) for p in h.model.parameters()]  # not a second copy on the GPU
         moves = weights.move_parameters(h.model, int(msg["seed"]))

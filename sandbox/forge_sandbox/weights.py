@@ -22,6 +22,7 @@ architecture (a causal mask) that a kernel may rightly build in.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 
 import torch
 
@@ -56,7 +57,9 @@ def _scale(values: torch.Tensor) -> float:
 
 
 def _plain(t) -> bool:
-    return type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout == torch.strided and t.is_floating_point()
+    """A floating-point tensor with elements to read (not on the meta device, which has none)."""
+    return (isinstance(t, torch.Tensor) and t.layout == torch.strided and t.is_floating_point()
+            and t.device.type != "meta")  # fmt: skip
 
 
 def movable(p) -> bool:
@@ -66,11 +69,13 @@ def movable(p) -> bool:
 
 
 def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
-    """Move every floating-point parameter of ``model`` in place; one description per distinct old
-    value (parameters that held equal values get equal moved ones): its digest, dtype, shape, how it
-    moves, its seed and the parameters' names."""
-    moves: dict[tuple, dict] = {}
-    seen: dict[int, dict] = {}  # a parameter under several names (tied weights) moves once, under all
+    """Move every trainable floating-point parameter of ``model`` in place, each by a seed of its own
+    (two that start equal, a pair of LayerNorms' ones, end apart, as trained ones would: a kernel
+    that merged them is caught); one description per parameter: its old value's digest, dtype,
+    shape, how it moves, its seed and its names (a parameter under several names, tied weights,
+    moves once, under all)."""
+    moves: list[dict] = []
+    seen: dict[int, dict] = {}
     with torch.no_grad():
         for name, p in model.named_parameters(remove_duplicate=False):
             if not movable(p):
@@ -79,17 +84,14 @@ def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
                 seen[id(p)]["names"].append(name)
                 continue
             old = p.detach().cpu()
-            key = (str(old.dtype), old.numel(), digest(old))
-            move = moves.get(key)
-            if move is None:
-                values = old.double()
-                move = moves[key] = {"digest": key[2], "dtype": key[0], "shape": list(old.shape),
-                                     "positive": bool((values > 0).all()), "scale": _scale(values),
-                                     "seed": seed + len(moves), "names": []}  # fmt: skip
-            move["names"].append(name)
+            values = old.double()
+            move = {"digest": digest(old), "dtype": str(old.dtype), "shape": list(old.shape),
+                    "positive": bool((values > 0).all()), "scale": _scale(values), "seed": seed + len(moves),
+                    "names": [name]}  # fmt: skip
+            moves.append(move)
             seen[id(p)] = move
-            p.copy_(moved(old.reshape(move["shape"]), move).reshape(old.shape).to(p.device))
-    return list(moves.values())
+            p.copy_(moved(old, move).to(p.device))
+    return moves
 
 
 class _Entries:
@@ -128,7 +130,7 @@ def _numel(shape: list) -> int:
     return n
 
 
-def load_moved(model, moves: list[dict]) -> list[str]:
+def load_moved(model, moves: list[dict], by_order: list | None = None) -> list[str]:
     """Load the moved values into ``model`` with its own ``load_state_dict``, as a checkpoint of the
     reference would be; the reference's parameter names that no entry took (see :func:`_assign`)."""
     names = [name for move in moves for name in move["names"]]
@@ -136,13 +138,13 @@ def load_moved(model, moves: list[dict]) -> list[str]:
         return names
     state = model.state_dict()
     parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
-    taken, missing = _assign(state, parameters, moves)
+    taken, missing = _assign(state, parameters, moves, by_order)
     state.update({key: value.to(state[key].device) for key, value in taken.items()})
     model.load_state_dict(state, strict=True)
     return missing
 
 
-def change_in_place(model, moves: list[dict]) -> list[str]:
+def change_in_place(model, moves: list[dict], by_order: list | None = None) -> list[str]:
     """Write the moved values into ``model``'s own parameters and buffers in place, as a training step
     does, past ``load_state_dict`` and its hooks; the reference's parameter names that no entry took.
 
@@ -153,14 +155,14 @@ def change_in_place(model, moves: list[dict]) -> list[str]:
         return names
     parameters = dict(model.named_parameters(remove_duplicate=False))
     entries = {**dict(model.named_buffers(remove_duplicate=False)), **parameters}
-    taken, missing = _assign(entries, set(parameters), moves)
+    taken, missing = _assign(entries, set(parameters), moves, by_order)
     with torch.no_grad():
         for key, value in taken.items():
             entries[key].copy_(value.to(entries[key].device))
     return missing
 
 
-def _assign(state: dict, parameters: set, moves: list[dict]) -> tuple[dict, list[str]]:
+def _assign(state: dict, parameters: set, moves: list[dict], by_order: list | None) -> tuple[dict, list[str]]:
     """Which of the candidate's entries (``state``: name -> tensor) take which moved value, in their
     own form; and the reference's parameter names that no entry took.
 
@@ -169,7 +171,9 @@ def _assign(state: dict, parameters: set, moves: list[dict]) -> tuple[dict, list
     would put it there (a square matrix kept transposed under the reference's name is loaded the
     reference's way, and found). A parameter of another name is found by value, each in one entry
     only (parameters before buffers): a second copy made at construction stays what it was, as it
-    would under a real checkpoint."""
+    would under a real checkpoint. Parameters that started equal (a pair of LayerNorms' ones) and are
+    found by value go to such entries in order; each pair is added to ``by_order`` (for the verdict's
+    reason, where that order was not the candidate's)."""
     entries = _Entries(state, moves)
     order = sorted(state, key=lambda key: key not in parameters)  # stable: the entries' order within each
     taken: dict[str, torch.Tensor] = {}
@@ -184,12 +188,18 @@ def _assign(state: dict, parameters: set, moves: list[dict]) -> tuple[dict, list
                 taken[name] = _moved_entry(state[name], move, form, as_is=True)
             else:
                 taken[name] = _moved_entry(state[name], move, form)
+    equal_at_first = Counter(move["digest"] for move in moves)
+    placed: set[int] = set()  # the moves some entry took (a parameter tied under several names needs one)
     for name, move in pending:
         key = next((k for k in order if k not in taken and entries.form(k, move)), None)
         if key is None:
-            missing.append(name)
-        else:
-            taken[key] = _moved_entry(state[key], move, entries.form(key, move))
+            if id(move) not in placed:
+                missing.append(name)
+            continue
+        taken[key] = _moved_entry(state[key], move, entries.form(key, move))
+        placed.add(id(move))
+        if equal_at_first[move["digest"]] > 1 and by_order is not None:
+            by_order.append([name, key])
     # Entries that are one tensor under two names (tied weights) take the same value under both.
     storage = {_where(state[key]): key for key in taken}
     for key, entry in state.items():
