@@ -268,16 +268,7 @@ class _Pipeline:
             stage="verify",
         )  # fmt: skip
         limit = outputs_limit(expected)
-        reply = expect(
-            sides.ask_cand({"op": "forward"}, "verify", limit),
-            "verify",
-            trials=list,
-            ops=dict,
-            elements=dict,
-            patched=list,
-        )
-        self._check_evidence(reply, "verify")
-        actual = sides.candidate_tensors(reply, limit, "verify")
+        reply, actual = self._ask_verify({"op": "forward"}, limit, trials=list)
         trials = reply["trials"]
         if len(actual) != len(expected) or len(trials) != len(expected):
             raise Malformed("verify", "the wrong number of outputs")
@@ -340,18 +331,8 @@ class _Pipeline:
                 return
             want, spread = protocol.load_tensors(reloaded["payload"])
             limit = outputs_limit([want])
-            reply = expect(
-                sides.ask_cand({"op": "reload", "how": how, "moves": moves, "trial": j}, "verify", limit),
-                "verify",
-                trial=dict,
-                ops=dict,
-                elements=dict,
-                unmatched=list,
-                by_order=list,
-                patched=list,
-            )
-            self._check_evidence(reply, "verify")
-            actual = sides.candidate_tensors(reply, limit, "verify")
+            message = {"op": "reload", "how": how, "moves": moves, "trial": j}
+            reply, actual = self._ask_verify(message, limit, trial=dict, unmatched=list, by_order=list)
             if len(actual) != 1:
                 raise Malformed("verify", "the wrong number of outputs")
             where = f"configuration 0 ({_describe_overrides(record['overrides'])}), trial {j + 1} again, {said}"
@@ -378,6 +359,13 @@ class _Pipeline:
                                f"or loaded keeps computing with that copy {when})")  # fmt: skip
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
             record[key] = True
+
+    def _ask_verify(self, message: dict, limit: int, **fields) -> tuple[dict, list]:
+        """One verification command to the candidate's runner: its checked reply and output tensors."""
+        reply = expect(self.sides.ask_cand(message, "verify", limit), "verify", ops=dict, elements=dict,
+                       patched=list, **fields)  # fmt: skip
+        self._check_evidence(reply, "verify")
+        return reply, self.sides.candidate_tensors(reply, limit, "verify")
 
     def _check_trial(self, trial, where: str) -> None:
         if not isinstance(trial, dict):
