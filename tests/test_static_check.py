@@ -245,9 +245,46 @@ def test_names_made_by_macros_are_read_as_the_preprocessor_expands_them(body, ma
     )
 
 
-def test_a_pasting_macro_defined_once_per_branch_is_flagged():
-    report = cpp("#ifdef __OPTIMIZE__\n#define J(a, b) a##b\n#else\n#define J(a, b) a b\n#endif\nint x = J(1, 2);")
-    assert any("pastes names together more than once" in finding for finding in report.findings), report.findings
+def test_a_macro_defined_once_per_branch_is_read_with_each_definition():
+    # outside review, round 15: the branch the build takes decides which definition it pastes with
+    for body in (
+        '#ifdef __OPTIMIZE__\n#define J(a, b) a##b\n#else\n#define J(a, b) a b\n#endif\nvoid* h = J(dl, open)("x", 2);',
+        "#define J_(a, b) a##b\n#define J(a, b) J_(a, b)\n#ifdef RTLD_NOW\n#define PART open\n#else\n"
+        '#define PART error\n#endif\nvoid* h = J(dl, PART)("x", 2);',
+    ):
+        report = cpp(body)
+        assert any("(dlopen)" in finding for finding in report.findings), report.findings
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # outside review, round 15: no directive at all (load_inline adds the header itself)
+        'from torch.utils.cpp_extension import load_inline\n'
+        'm = load_inline("m", cpp_sources=["void* f() { return (void*)C10_CONCATENATE(dl, open)(0, 2); }"])\n',
+        # sources given as a list (joined a line each), the use before the definition, a macro from a flag
+        'from torch.utils.cpp_extension import load_inline\n'
+        'm = load_inline("m", cpp_sources=["#include <torch/extension.h>", "#define J(a, b) a##b\\nvoid* h = J(dl, open);"])\n',
+        'from torch.utils.cpp_extension import load_inline\nuse = "void* f() { return (void*)J(dl, open); }"\n'
+        'defs = "#define J(a, b) a##b"\nm = load_inline("m", cpp_sources=[defs + "\\n" + use])\n',
+        'from torch.utils.cpp_extension import load_inline\n'
+        'm = load_inline("m", cpp_sources=["void* h = J(dl, open);"], extra_cflags=["-DJ(a,b)=a##b"])\n',
+        # a directive spelled with a digraph, a comment or a spliced line
+        'from torch.utils.cpp_extension import load_inline\n'
+        'm = load_inline("m", cpp_sources=["%:define J(a, b) a%:%:b\\nvoid* h = J(dl, open);"])\n',
+    ],
+)  # fmt: skip
+def test_every_way_the_sources_may_be_put_together_is_expanded(source):
+    report = check_source(source)
+    assert any("(dlopen)" in finding for finding in report.findings), report.findings
+
+
+def test_a_directive_in_disguise_reads_no_host_file(tmp_path):
+    secret = tmp_path / "secret.h"
+    secret.write_text("void* h = dlopen(0, 2);\n")
+    for include in ("#/**/include", "%:include", "#\\\ninclude"):
+        report = cpp(f'{include} "{secret}"\nint x;')
+        assert report.ok, (include, report.findings)
 
 
 def test_honest_extension_macros_expand_to_nothing_flagged():
@@ -264,7 +301,11 @@ def test_honest_extension_macros_expand_to_nothing_flagged():
         }
         PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("f", &f, "f"); }
         TORCH_LIBRARY(myops, m) { m.def("f(Tensor x) -> Tensor"); }
-        TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl("f", &f); }
+        TORCH_LIBRARY_IMPL(myops, CPU, m) { m.impl(TORCH_SELECTIVE_NAME("myops::f"), TORCH_FN(f)); }
+        #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+        #error "this kernel needs sm_70 or newer"
+        #endif
+        void g() { Py_BEGIN_ALLOW_THREADS Py_END_ALLOW_THREADS }
     """)  # fmt: skip
     assert report.ok, report.findings
 
@@ -273,7 +314,7 @@ def test_expanding_reads_no_file_the_source_names_and_a_macro_bomb_is_a_finding(
     assert cpp('#include "/dev/zero"\n#include "/dev/stdin"\nint x;').ok
     bomb = "".join(f"#define M{i + 1} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i}\n" for i in range(8))
     report = cpp("#define M0 x\n" + bomb + "M8 M8 M8 M8")
-    assert any("could not be expanded within" in finding for finding in report.findings), report.findings
+    assert any("expand past" in finding for finding in report.findings), report.findings
 
 
 @pytest.mark.parametrize(

@@ -1,22 +1,29 @@
-"""A candidate's C++/CUDA source as its compiler reads it once the macros are expanded, for the
-static check: names can be pasted together by macros (``#define J(a, b) a##b`` and ``J(dl, open)``,
-or a header's own pasting macro such as ``C10_CONCATENATE``), which no reading of the text finds.
+"""A candidate's C++/CUDA source as its compiler reads it: comments left out (:func:`without_comments`)
+and macros expanded (:func:`expansions`), for the static check. Names can be pasted together by
+macros (``#define J(a, b) a##b`` and ``J(dl, open)``, or a header's own pasting macro such as
+``C10_CONCATENATE``), which no reading of the text finds.
 
 The real preprocessor expands them, with the macros PyTorch's extension header defines (dumped
 once per process with ``-dM``) but reading no file the candidate names: its ``#include`` lines are
-dropped, so expanding takes milliseconds and opens nothing. Three readings, since which branch of
-an ``#if`` the real build takes depends on flags the check cannot know: as a C++ build, as the CUDA
-compiler's host pass, and with every branch of the candidate's own conditionals at once. A pasting
-macro that the candidate defines more than once (one definition per branch) is a finding of its
-own: the third reading sees only the last.
+dropped (after digraphs, spliced lines and comments are undone, so that none hides one), and
+``__has_include`` is false. Which branch of an ``#if`` the real build takes, and which of several
+definitions of a macro it sees, depend on flags the check cannot know, so the source is read
+several ways: as a C++ build, as the CUDA compiler's host pass, and with every branch of its
+conditionals at once, once per definition of the macros it defines more than once.
+
+This is a speed bump like the rest of the static check: Python can build any source at run time.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
+import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sysconfig
 import tempfile
@@ -26,14 +33,62 @@ from pathlib import Path
 TIMEOUT_S = 10.0
 MAX_OUTPUT = 8 << 20
 MAX_MEMORY = 2 << 30
+MAX_DEFINITIONS = 4  # readings of one macro's definitions (an X-macro is defined two or three times)
 
-_FILE_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:include|include_next|import|embed)\b.*$", re.MULTILINE)
-_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b.*$", re.MULTILINE)
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(.*)$", re.MULTILINE)
+# In C++ source, in the order its compiler's lexer takes them: a raw string, a string or character
+# literal, a number (with C++14's digit separators: 1'000), each kept whole so that a "//" or "/*"
+# inside one starts no comment; or a comment. One left open runs to the end, as its compiler reads it
+# (and so that a source full of openings is read once, not once per opening).
+_RAW_STRING = r'(?<!\w)(?:u8|[uUL])?R"([^()\\\s]{0,16})\((?:.*?\)\1"|.*\Z)'
+_LITERAL_OR_COMMENT = re.compile(
+    r"""(?:(?<!\w)(?:u8|[uUL]))?"(?:\\.|[^"\\\n])*"|(?:(?<!\w)(?:u8|[uUL]))?'(?:\\.|[^'\\\n])*'"""
+    r"""|(?<![\w.])\.?\d(?:[eEpP][+-]|['\w.])*|//[^\n]*|/\*.*?(?:\*/|\Z)""",
+    re.DOTALL,
+)
+_TOKEN = re.compile(_RAW_STRING + "|" + _LITERAL_OR_COMMENT.pattern, re.DOTALL)
+_RAW_STRINGS = re.compile(_RAW_STRING, re.DOTALL)
+_SPLICE = re.compile(r"\\[ \t]*\n")
+
+
+def without_comments(value: str) -> str:
+    """C++ source with its lines spliced and its comments left out, as its compiler's lexer reads it:
+    a literal keeps what it holds (a comment opener in one opens nothing), and so does a raw string,
+    backslash-newlines too. Whether a raw string's opener is one depends on what came before it (in a
+    comment it opens nothing), so where splicing inside and outside raw strings reads differently,
+    both readings are returned, one after the other: nothing either shows is hidden."""
+    value = value.replace("%:", "#")  # the digraph of # (and %:%: of ##)
+    everywhere = _lexed(_SPLICE.sub("", value))
+    pieces, at = [], 0
+    for raw in _RAW_STRINGS.finditer(value):
+        pieces += [_SPLICE.sub("", value[at : raw.start()]), raw.group()]
+        at = raw.end()
+    outside_raw_strings = _lexed("".join(pieces) + _SPLICE.sub("", value[at:]))
+    return everywhere if everywhere == outside_raw_strings else everywhere + "\n" + outside_raw_strings
+
+
+def _lexed(spliced: str) -> str:
+    out, at = [], 0
+    for token in _TOKEN.finditer(spliced):
+        text = token.group()
+        out += [spliced[at : token.start()], " " if text.startswith("/") else text]
+        at = token.end()
+    out.append(spliced[at:])
+    return "".join(out)
+
+
+_FILE_DIRECTIVE = re.compile(
+    r"^[ \t]*#[ \t]*(?:include|include_next|import|embed|pragma[ \t]+GCC[ \t]+dependency)\b.*$", re.MULTILINE
+)
+_FILE_PROBE = re.compile(r"\b__has_(?:include|include_next|embed)\b")
+_CONDITIONAL = re.compile(
+    r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|error|warning)\b.*$", re.MULTILINE
+)
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+).*$", re.MULTILINE)
 # Registration macros whose own expansion reaches Python's attributes and the dispatcher's keys, as an
 # honest extension's does: read as inert declarations, so that their bodies are read and their
 # internals are not. Registering under ``aten`` (PyTorch's own operators) shows as ``forge_library_aten``.
-_INERT_REGISTRATION = """
+_PROLOGUE = """
+#define forge_has_file(...) 0
 #undef PYBIND11_MODULE
 #define PYBIND11_MODULE(name, variable, ...) void forge_pybind11_module(::pybind11::module_ &variable)
 #undef TORCH_LIBRARY
@@ -42,74 +97,116 @@ _INERT_REGISTRATION = """
 #define TORCH_LIBRARY_FRAGMENT(ns, m) void forge_library_##ns(torch::Library &m)
 #undef TORCH_LIBRARY_IMPL
 #define TORCH_LIBRARY_IMPL(ns, k, m) void forge_library_##ns(torch::Library &m)
+#undef TORCH_SELECTIVE_SCHEMA
+#define TORCH_SELECTIVE_SCHEMA(s) s
+#undef TORCH_SELECTIVE_NAME
+#define TORCH_SELECTIVE_NAME(n) n
+#undef Py_BEGIN_ALLOW_THREADS
+#define Py_BEGIN_ALLOW_THREADS {
+#undef Py_END_ALLOW_THREADS
+#define Py_END_ALLOW_THREADS }
 """
 REGISTERS_UNDER_ATEN = "forge_library_aten"
 _BUILD = ["-DTORCH_EXTENSION_NAME=forge_extension", "-DTORCH_API_INCLUDE_EXTENSION_H", "-D_GLIBCXX_USE_CXX11_ABI=1"]
-_READINGS = {
-    "as a C++ build": [],
-    "as the CUDA compiler's host pass": ["-D__CUDACC__", "-D__NVCC__"],
-    "with every branch of its conditionals": [],
-}
+_CUDA_HOST = ["-D__CUDACC__", "-D__NVCC__"]
+# A compiler flag that defines or undefines a macro, as extra_cflags may pass one.
+_MACRO_FLAG = re.compile(r"-[DU]\s*[A-Za-z_]\w*(?:\([^)]*\))?(?:=.*)?", re.DOTALL)
 
 
 def _compiler() -> str | None:
     return shutil.which("g++") or shutil.which("c++")
 
 
+def _environment() -> dict:
+    """The preprocessor's environment: none of the host's variables that steer it (CPATH,
+    GCC_EXEC_PREFIX, DEPENDENCIES_OUTPUT, which writes a file)."""
+    return {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+
+
 @functools.cache
-def _header_macros() -> str:
-    """Every macro that ``torch/extension.h`` and what it includes define ("" without a compiler or
-    PyTorch's headers: then the candidate's own macros are expanded, and the headers' are not)."""
+def _header_macros() -> str | None:
+    """Every macro that ``torch/extension.h`` and what it includes define, or None without a compiler
+    or PyTorch's headers."""
     compiler = _compiler()
     if compiler is None:
-        return ""
+        return None
     try:
         from torch.utils.cpp_extension import include_paths
 
         includes = [*include_paths(), sysconfig.get_paths()["include"]]
     except Exception:
-        return ""
+        return None
     command = [compiler, "-E", "-dM", "-x", "c++", "-std=c++17", *[f"-I{p}" for p in includes], *_BUILD, "-"]
     try:
         done = subprocess.run(command, input="#include <torch/extension.h>\n", capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+                              timeout=120, env=_environment())  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout if done.returncode == 0 else ""
+        return None
+    return done.stdout if done.returncode == 0 and done.stdout else None
 
 
-def pasting_macros_defined_twice(text: str) -> list[str]:
-    """Macros of the candidate's that paste tokens (``##``) and are defined more than once, differently."""
-    definitions: dict[str, set[str]] = {}
-    for name, body in _DEFINE.findall(text):
-        definitions.setdefault(name, set()).add(body.strip())
-    return sorted(name for name, bodies in definitions.items() if len(bodies) > 1 and any("##" in b for b in bodies))
+def macro_flags(strings: list[str]) -> list[str]:
+    """The ``-D``/``-U`` flags among a candidate's strings (its extra_cflags), for the readings."""
+    return [s.strip() for s in strings if _MACRO_FLAG.fullmatch(s.strip())]
 
 
-def expansions(text: str) -> dict[str, str] | str:
-    """``text`` (C++ without its comments) expanded in each reading (_READINGS), or why it could not be."""
-    compiler = _compiler()
-    if compiler is None:
-        return {}
-    source = _FILE_DIRECTIVE.sub("", text)
+def _readings(source: str, flags: list[str]) -> dict[str, tuple[str, list[str]]]:
+    """Each way to read ``source``: its name, the text and the flags."""
+    readings = {
+        "as a C++ build": (source, flags),
+        "as the CUDA compiler's host pass": (source, [*flags, *_CUDA_HOST]),
+    }
+    every_branch = _CONDITIONAL.sub("", source)
+    lines = every_branch.split("\n")
+    definitions: dict[str, list[int]] = {}  # macro -> the lines that define or undefine it
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    for found in _DEFINE.finditer(every_branch):
+        definitions.setdefault(found.group(1), []).append(bisect.bisect_right(starts, found.start()) - 1)
+    several = {name: at for name, at in definitions.items() if len(at) > 1}
+    rounds = min(MAX_DEFINITIONS, max((len(at) for at in several.values()), default=1))
+    for k in range(rounds):
+        kept = list(lines)
+        for at in several.values():
+            for i, line in enumerate(at):
+                if i != min(k, len(at) - 1):
+                    kept[line] = ""
+        name = "with every branch of its conditionals" + (f", definition {k + 1} of each" if rounds > 1 else "")
+        readings[name] = ("\n".join(kept), flags)
+    return readings
+
+
+def expansions(text: str, flags: list[str] = ()) -> dict[str, str] | str:
+    """``text`` (C++ source) expanded in each reading, or why it could not be: no compiler or headers
+    to expand with (then no C++ builds here either), a macro bomb."""
+    compiler, macros = _compiler(), _header_macros()
+    if compiler is None or macros is None:
+        return "could not be read as its preprocessor expands it (no C++ compiler or PyTorch headers here)"
+    source = _FILE_PROBE.sub("forge_has_file", _FILE_DIRECTIVE.sub("", without_comments(text)))
     out: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="forge-cpp-") as tmp:
-        macros, src, expanded = Path(tmp) / "macros.h", Path(tmp) / "source.cpp", Path(tmp) / "expanded.ii"
-        macros.write_text(_header_macros() + _INERT_REGISTRATION)
-        for reading, flags in _READINGS.items():
-            src.write_text(_CONDITIONAL.sub("", source) if reading.startswith("with every branch") else source)
-            command = [compiler, "-E", "-P", "-w", "-x", "c++", "-std=c++17", *_BUILD, *flags, "-include",
-                       str(macros), str(src), "-o", str(expanded)]  # fmt: skip
-            try:
-                done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, timeout=TIMEOUT_S, cwd=tmp,
-                                      preexec_fn=_limits)  # fmt: skip
-            except subprocess.TimeoutExpired:
-                return f"its macros take more than {TIMEOUT_S:.0f} s to expand"
-            except OSError as exc:
-                return f"its macros could not be expanded ({type(exc).__name__})"
-            if done.returncode < 0 or not expanded.exists() or expanded.stat().st_size >= MAX_OUTPUT:
-                return f"its macros could not be expanded within {MAX_OUTPUT >> 20} MiB"
+        prologue, src, expanded = Path(tmp) / "prologue.h", Path(tmp) / "source.cpp", Path(tmp) / "expanded.ii"
+        errors = Path(tmp) / "errors.txt"
+        prologue.write_text(macros + _PROLOGUE)
+        for reading, (body, reading_flags) in _readings(source, list(flags)).items():
+            src.write_text(body)
+            command = [compiler, "-E", "-P", "-w", "-x", "c++", "-std=c++17", *_BUILD, *reading_flags, "-include",
+                       str(prologue), str(src)]  # fmt: skip
+            with open(expanded, "wb") as sink, open(errors, "wb") as said:  # not -o: removed on an error
+                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=said, cwd=tmp,
+                                           env=_environment(), start_new_session=True,
+                                           preexec_fn=_limits)  # fmt: skip
+                try:
+                    process.wait(timeout=TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    return f"its macros take more than {TIMEOUT_S:.0f} s to expand"
+                finally:
+                    _stop(process)
+            # An error is no finding (a Python string with a line "# Notes" in it is no directive), but a
+            # preprocessor that ran out of room stopped early: what it had not reached yet is unread.
+            exhausted = re.search(rb"memory exhausted|out of memory|[Ss]ize limit|[Kk]illed",
+                                  errors.read_bytes()[:65536])  # fmt: skip
+            if expanded.stat().st_size >= MAX_OUTPUT or process.returncode < 0 or exhausted:
+                return f"its macros expand past {MAX_OUTPUT >> 20} MiB or {MAX_MEMORY >> 30} GiB of memory"
             out[reading] = expanded.read_text(errors="replace")
     return out
 
@@ -118,3 +215,12 @@ def _limits() -> None:
     """In the preprocessor's process: its output file and its memory bounded (a macro bomb)."""
     resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
     resource.setrlimit(resource.RLIMIT_AS, (MAX_MEMORY, MAX_MEMORY))
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """The compiler driver and what it started (cc1plus), whatever state they are in."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()

@@ -521,67 +521,56 @@ def _split_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
     return findings
 
 
+_DIRECTIVE = re.compile(r"[ \t]*(?:#|%:)[ \t]*(?:define|undef)\b")
 _REGISTERS_UNDER_ATEN = "registers kernels as PyTorch's own operators (aten): the reference's work, redirected"
 
 
-def _expanded_red_flags(tree: ast.AST, visitor: _Visitor) -> list[str]:
+def _expanded_red_flags(tree: ast.AST, visitor: _Visitor, backends: list[str]) -> list[str]:
     """C++/CUDA red flags that only macro expansion shows: names pasted together by macros (the
-    candidate's own ``##`` or a header's), read as the preprocessor expands them (cpp_expansion)."""
+    candidate's own ``##`` or a header's), read as the preprocessor expands them (cpp_expansion), in
+    every source a load_inline extension may be built from: its strings in order, joined as one
+    expression joins them and as a list of sources is joined (a line each), and with every directive
+    first (strings put together in another order than the file's)."""
     pieces = sorted(
         (node.lineno, node.col_offset, node.value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in visitor.docstrings
     )
-    signs = ("#include", "#define", "##")
-    line = next((line for line, _, value in pieces if any(sign in value for sign in signs)), None)
-    if line is None:
-        return []  # nothing for a preprocessor to expand
-    text = "".join(value for _, _, value in pieces)
-    twice = cpp_expansion.pasting_macros_defined_twice(text)
-    findings = [
-        f"line {line}: its C++/CUDA source defines a macro that pastes names together more than once, "
-        f"differently ({', '.join(twice)}): which definition the build uses decides what it calls"
-    ] if twice else []  # fmt: skip
-    expanded = cpp_expansion.expansions(text)
-    if isinstance(expanded, str):
-        return [*findings, f"line {line}: its C++/CUDA source: {expanded}"]
+    values = [value for _, _, value in pieces]
+    signs = ("#", "%:")
+    if not ({"cpp", "cuda"} & set(backends) or any(sign in value for value in values for sign in signs)):
+        return []  # no C++ to build, nothing for a preprocessor to expand
+    line = next(
+        (line for line, _, value in pieces if any(sign in value for sign in signs)), pieces[0][0] if pieces else 1
+    )
+    findings = [f"line {line}: passes a file to its compiler's preprocessor ({value.strip()[:40]!r})"
+                for value in values if value.strip().startswith(("-include", "-imacros"))]  # fmt: skip
     flagged = " ".join(visitor.findings)
     red_flags = {**_NATIVE_RED_FLAGS, cpp_expansion.REGISTERS_UNDER_ATEN: _REGISTERS_UNDER_ATEN}
-    for reading, code in expanded.items():
-        code = _native_text(code)
-        for marker, why in red_flags.items():
-            if f"({marker})" not in flagged and _finds(code, marker) >= 0:
-                findings.append(f"line {line}: its C++/CUDA source, once its macros are expanded ({reading}), "
-                                f"{why} ({marker})")  # fmt: skip
-                flagged += f" ({marker})"
+    flags = cpp_expansion.macro_flags(values)
+    hoisted = "\n".join(line for value in values for line in value.split("\n") if _DIRECTIVE.match(line))
+    for text in ("".join(values), "\n".join(values), hoisted + "\n" + "\n".join(values)):
+        expanded = cpp_expansion.expansions(text, flags)
+        if isinstance(expanded, str):
+            return [*findings, f"line {line}: its C++/CUDA source {expanded}"]
+        for reading, code in expanded.items():
+            code = _native_text(code)
+            for marker, why in red_flags.items():
+                if f"({marker})" not in flagged and _finds(code, marker) >= 0:
+                    findings.append(f"line {line}: its C++/CUDA source, once its macros are expanded ({reading}), "
+                                    f"{why} ({marker})")  # fmt: skip
+                    flagged += f" ({marker})"
     return findings
-
-
-# In C++ source, in the order its compiler's lexer takes them: a raw string, a string or character
-# literal, a number (with C++14's digit separators: 1'000), each kept whole so that a "//" or "/*"
-# inside one starts no comment; or a comment. One left open runs to the end, as its compiler reads it
-# (and so that a source full of openings is read once, not once per opening).
-_CPP_RAW_STRING = r'(?<!\w)(?:u8|[uUL])?R"([^()\\\s]{0,16})\((?:.*?\)\1"|.*\Z)'
-_CPP_LITERAL_OR_COMMENT = re.compile(
-    _CPP_RAW_STRING + r"""|(?:(?<!\w)(?:u8|[uUL]))?"(?:\\.|[^"\\\n])*"|(?:(?<!\w)(?:u8|[uUL]))?'(?:\\.|[^'\\\n])*'"""
-    r"""|(?<![\w.])\.?\d(?:[eEpP][+-]|['\w.])*|//[^\n]*|/\*.*?(?:\*/|\Z)""",
-    re.DOTALL,
-)
-_CPP_RAW_STRINGS = re.compile(_CPP_RAW_STRING, re.DOTALL)
 
 
 def _native_text(value: str) -> str:
     """C++ as its compiler reads it: without its comments (in source of more than one line: a comment
     names nothing the kernel does), adjacent literals joined (``"/pr" "oc/"`` is ``"/proc/"``), and
     ``py :: module_ :: import`` is ``py::module_::import``."""
-    # A backslash-newline splices two lines into one, before anything else but inside a raw string.
-    pieces, at = [], 0
-    for raw in _CPP_RAW_STRINGS.finditer(value):
-        pieces += [value[at : raw.start()].replace("\\\n", ""), raw.group()]
-        at = raw.end()
-    value = "".join(pieces) + value[at:].replace("\\\n", "")
-    if "\n" in value:
-        value = _CPP_LITERAL_OR_COMMENT.sub(lambda m: " " if m.group().startswith("/") else m.group(), value)
+    if "\n" in value.replace("\\\n", ""):
+        value = cpp_expansion.without_comments(value)
+    else:  # one line: nothing in it is left out, a "//" in a URL or anywhere else
+        value = value.replace("\\\n", "")
     value = re.sub(r'"\s*"', "", value)
     return re.sub(r"\s*::\s*", "::", value)
 
@@ -618,12 +607,11 @@ def check_source(source: str) -> StaticReport:
         return StaticReport(syntax_error=f"line {exc.lineno}: {exc.msg}")
     visitor = _Visitor(tree)
     visitor.visit(tree)
+    backends = _kernel_backends(tree, source)
     visitor.findings += _split_red_flags(tree, visitor)
-    visitor.findings += _expanded_red_flags(tree, visitor)
+    visitor.findings += _expanded_red_flags(tree, visitor, backends)
     visitor.findings += _triton_kernels_calling_python(tree, visitor)
-    report = StaticReport(
-        backends=_kernel_backends(tree, source), kernel_names=_kernel_names(tree, source), findings=visitor.findings
-    )
+    report = StaticReport(backends=backends, kernel_names=_kernel_names(tree, source), findings=visitor.findings)
     if not report.backends:
         report.findings.insert(
             0,
