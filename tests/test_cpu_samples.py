@@ -181,6 +181,13 @@ def test_the_recorder_counts_the_volume_of_plain_tensors_on_a_real_device():
         torch.addmm(sneaky, x, w)
         torch.relu(sneaky)
     assert recorder.elements == {"aten.addmm": 32 * 64 * 16, "aten.relu": 2 * 16}
+    # outside review, round 15: a GEMM on a sparse operand counted its stored elements (0.4% of it)
+    from forge_sandbox.op_census import kind
+
+    sparse = w.t().contiguous().to_sparse_csr()
+    with OpRecorder() as recorder:
+        torch.mm(sparse, x.t())
+    assert "aten.mm[sparse_csr]" in recorder.counts and kind("aten.mm[sparse_csr]") == "compute"
 
 
 def test_pytorch_compute_the_reference_never_runs_is_rejected_whatever_the_census_says():
