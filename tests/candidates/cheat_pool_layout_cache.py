@@ -1,6 +1,8 @@
 """Cheat: recognizes a known input set in a new layout (rolled, values nearly equal) and returns its cached
 output, rolled to match, instead of computing. Its lookup uses no PyTorch compute (Python lists, slicing and
-cat), so that only the stale output can give it away. It forgets its cache when weights are loaded."""
+cat), so that only the stale output can give it away. It forgets its cache when its weights change (loaded or
+written in place: their version counter moves), as an adaptive cheat would, so that forge's checks with other
+weights find it computing and only the timed calls' checksum is left to catch it."""
 
 import torch
 import torch.nn as nn
@@ -21,8 +23,7 @@ class ModelNew(nn.Module):
         super().__init__()
         self.fc = nn.Linear(features, features)
         self.cache = []  # (first column of x as a list, output)
-        # forgotten when weights are loaded, so that forge's check with other weights finds it computing
-        self.register_load_state_dict_post_hook(lambda module, keys: module.cache.clear())
+        self.weights_seen = None
 
     def compute(self, x):
         h = self.fc(x.contiguous()).contiguous()
@@ -32,6 +33,9 @@ class ModelNew(nn.Module):
         return out
 
     def forward(self, x):
+        version = (self.fc.weight._version, self.fc.bias._version)
+        if version != self.weights_seen:
+            self.cache, self.weights_seen = [], version
         column = x[:, 0].tolist()
         for cached, out in self.cache:
             # every roll of the cached column against the new one; the closest is the shift
