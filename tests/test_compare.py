@@ -34,6 +34,15 @@ def test_dtype_shape_and_type_must_match_exactly():
     assert "plain torch.Tensor" in compare_outputs(ref, ref.tolist(), None)[1]
 
 
+def test_an_output_that_is_not_dense_memory_on_the_references_device_is_refused():
+    # Review round 16: a meta tensor in a forged output archive made the host's comparison raise
+    # (torch.equal has no meta kernel): no verdict at all. Whatever the archive holds is compared as data.
+    ref = torch.randn(4, 4)
+    for odd in (torch.empty(4, 4, device="meta"), ref.to_sparse(), torch.nested.as_nested_tensor([ref])):
+        ok, reason, _ = compare_outputs(ref, odd, None)
+        assert not ok and "not dense memory" in reason, reason
+
+
 def test_nan_and_inf_positions_must_match():
     ref = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
     assert compare_outputs(ref, ref.clone(), None)[0]

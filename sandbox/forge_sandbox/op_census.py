@@ -88,26 +88,64 @@ class OpRecorder(TorchDispatchMode):
         self.elements: collections.Counter = collections.Counter()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = op_name(func)
-        if kind(name) == "library":
-            # A GEMM on a sparse or nested operand has no multiply-adds its shapes tell (an outside
-            # review counted 0.4% of one): another operator, compute, unless the reference runs it too.
-            layouts = {str(t.layout).removeprefix("torch.") for t in pytree.tree_leaves((args, kwargs))
-                       if isinstance(t, torch.Tensor) and t.layout != torch.strided}  # fmt: skip
-            if layouts:
-                name += f"[{','.join(sorted(layouts))}]"
+        name, kwargs = op_name(func), kwargs or {}
+        if kind(name) != "library":
+            self.counts[name] += 1
+            out = func(*args, **kwargs)
+            if kind(name) != "layout":
+                self.elements[name] += _volume(func, args, kwargs, out)
+            return out
+        out = func(*args, **kwargs)
+        # A GEMM or convolution counts by its multiply-adds; where its operands' shapes do not tell
+        # them (a sparse or nested operand: outside reviews counted 0.4% of one GEMM, then 0.4% of
+        # another), it is recorded as another operator (``aten.bmm[nested]``), compute unless the
+        # reference runs it too, never as a library call counted by some smaller figure.
+        macs, unusual = _library_volume(func, args, kwargs, out)
+        if unusual:
+            name += f"[{unusual}]"
         self.counts[name] += 1
-        out = func(*args, **(kwargs or {}))
-        if kind(name) != "layout":
-            self.elements[name] += _volume(func, args, kwargs or {}, out)
+        self.elements[name] += macs
         return out
 
 
+def _library_volume(func, args, kwargs: dict, out) -> tuple[int, str]:
+    """A library operator's multiply-adds, and what makes them unknown ("" when they are known):
+    operands that are not dense tensors, or shapes no formula reads."""
+    leaves = [leaf for leaf in pytree.tree_leaves((args, kwargs, out)) if isinstance(leaf, torch.Tensor)]
+    forms = sorted({_form(t) for t in leaves} - {""})
+    if forms:  # recorded as another operator, by the elements of its dense operands
+        return sum(t.numel() for t in leaves if not _form(t)), ",".join(forms)
+    if not all(_holds_elements(t) for t in leaves):  # tracing: a meta or fake GEMM costs nothing
+        return 0, ""
+    formula = _FLOP_FORMULAS.get(getattr(func, "overloadpacket", None))
+    if formula is not None:
+        try:
+            return int(formula(*args, **kwargs, out_val=out)) // 2, ""
+        except Exception:  # a formula that does not fit these arguments: PyTorch's, whatever it raises
+            pass
+    short = op_name(func)[5:]
+    try:
+        macs = _library_macs(short, [a for a in args if isinstance(a, torch.Tensor)], out)
+    except (IndexError, AttributeError, TypeError):  # operands of another form than the formula reads
+        return sum(t.numel() for t in leaves), "uncounted"
+    if macs is None:
+        if short in _VECTOR_PRODUCTS:
+            return sum(t.numel() for t in leaves), ""
+        return sum(t.numel() for t in leaves), "uncounted"
+    return macs, ""
+
+
+def _form(t: torch.Tensor) -> str:
+    """What a tensor is besides dense, strided memory: its layout, nested, quantized; "" for none."""
+    if t.layout != torch.strided:
+        return str(t.layout).removeprefix("torch.")
+    return "nested" if t.is_nested else "quantized" if t.is_quantized else ""
+
+
 def _volume(func, args, kwargs: dict, out) -> int:
-    """What an operator's cost grows with: its multiply-adds for GEMM and convolution (PyTorch's own
-    FLOP formulas), else the elements it read and wrote. Tensors of any class count, as long as they
-    hold real elements: a subclass of ``Parameter`` in a GEMM is the GEMM's work all the same (an
-    outside review counted 1% of one), while a meta or fake tensor (tracing) costs nothing."""
+    """What a compute operator's cost grows with: its multiply-adds where PyTorch has a FLOP formula
+    for it (attention), else the elements it read and wrote. Tensors of any class count, as long as
+    they hold real elements, while a meta or fake tensor (tracing) costs nothing."""
     leaves = [leaf for leaf in pytree.tree_leaves((args, kwargs, out)) if isinstance(leaf, torch.Tensor)]
     real = [t for t in leaves if _holds_elements(t)]
     formula = _FLOP_FORMULAS.get(getattr(func, "overloadpacket", None))
@@ -116,14 +154,6 @@ def _volume(func, args, kwargs: dict, out) -> int:
             return int(formula(*args, **kwargs, out_val=out)) // 2
         except Exception:  # a formula that does not fit these arguments: fall back to elements
             pass
-    name = op_name(func)
-    if kind(name) == "library" and len(real) == len(leaves):
-        try:
-            macs = _library_macs(name[5:], [a for a in args if isinstance(a, torch.Tensor)], out)
-        except Exception:  # arguments of another form: elements, as for any operator
-            macs = None
-        if macs is not None:
-            return macs
     return sum(t.numel() for t in real)
 
 
@@ -131,7 +161,7 @@ def _library_macs(short: str, tensors: list, out) -> int | None:
     """The multiply-adds of a GEMM or convolution that PyTorch has no FLOP formula for, from its
     shapes: counted by the elements it touched, ``addbmm`` on ``A[None], B[None]`` (all of ``A @ B``)
     would cover next to nothing of a reference's GEMM. None for the matrix-vector products, whose
-    elements are their multiply-adds."""
+    elements are their multiply-adds (_VECTOR_PRODUCTS)."""
     if short in ("addbmm", "_int_mm"):  # the last two operands multiply: (b,) n x k times (b,) k x m
         a, b = tensors[-2], tensors[-1]
         return a.numel() * b.shape[-1]
@@ -145,6 +175,10 @@ def _library_macs(short: str, tensors: list, out) -> int | None:
         result = out[0] if isinstance(out, (tuple, list)) else out
         return result.numel() * per_element
     return None
+
+
+# The library's matrix-vector and vector products: the elements they touch are their multiply-adds.
+_VECTOR_PRODUCTS = frozenset({"mv", "addmv", "dot", "vdot"})
 
 
 def _holds_elements(t: torch.Tensor) -> bool:
