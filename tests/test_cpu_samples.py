@@ -85,6 +85,28 @@ def test_kinds_of_samples():
     assert sample_kind("libc10.so", "anything") == "plumbing"
     assert sample_kind("my_kernel.so", "softmax_rows") == "other"
     assert sample_kind("[anonymous]", "") == "library"  # oneDNN's kernels, generated at run time
+    # red team round 16: other projects' compute that libtorch_cpu carries and exports (NNPACK's softmax
+    # called from a C++ extension read as plumbing), and code of no namespace of PyTorch's own
+    for carried in (
+        "nnp_softmax__avx2",
+        "xnn_f32_vsigmoid_ukernel",
+        "LN4_M4_UNALIGNEDCgas_1",
+        "vdErfc_64",
+        "_ZN7onnx_torch4Node7destroyEv",
+        "_ZL9kernel_pyP7_objectS0_",
+    ):
+        assert sample_kind("libtorch_cpu.so", carried) == "compute", carried
+    for own in (
+        "_ZN2at18TensorIteratorBase5buildERNS_20TensorIteratorConfigE",
+        "_ZNSt6vectorIlSaIlEE9push_backERKl",
+        "_ZThn8_N5torch8autograd4NodeD1Ev",
+        "pthreadpool_parallelize_1d",
+        "_GLOBAL__sub_I_Foo.cpp",
+        "",
+        "_ZN12_GLOBAL__N_14helpEv",
+        "_Znwm",
+    ):
+        assert sample_kind("libtorch_cpu.so", own) == "plumbing", own
 
 
 SOFTMAX = ("libtorch_cpu.so", "_ZN2at6native12_GLOBAL__N_127softmax_lastdim_kernel_implERKNS_6TensorES4_")

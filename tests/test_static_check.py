@@ -314,7 +314,65 @@ def test_expanding_reads_no_file_the_source_names_and_a_macro_bomb_is_a_finding(
     assert cpp('#include "/dev/zero"\n#include "/dev/stdin"\nint x;').ok
     bomb = "".join(f"#define M{i + 1} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i} M{i}\n" for i in range(8))
     report = cpp("#define M0 x\n" + bomb + "M8 M8 M8 M8")
-    assert any("expand past" in finding for finding in report.findings), report.findings
+    assert any("macro bomb" in finding for finding in report.findings), report.findings
+
+
+def test_a_macro_bomb_holds_the_host_for_seconds_not_minutes():
+    # Review round 16: a 418-character source whose every reading stayed just under the output bound
+    # (six tenfold macros, a macro defined four times for four readings) held the host for 288 s:
+    # the bounds are for all of one check's readings together, and an output far larger than its
+    # source is a bomb
+    body = "#define M0 1\n" + "".join(f"#define M{i + 1} " + f"M{i} " * 10 + "\n" for i in range(6))
+    report = cpp(body + "#define V 1\n#define V 2\n#define V 3\n#define V 4\nM6 M6 M6\n")
+    assert any("macro bomb" in finding for finding in report.findings), report.findings
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Review round 16: a fatal error stopped every reading before the name (a missing dependency)
+        '#ifndef RTLD_NOW\n_Pragma("GCC dependency \\"no-such-file\\"")\n#endif\n#define J(a, b) a##b\n'
+        'void* f() { return J(dl, open)("libm.so.6", 2); }',
+        '#define F(x) x\nvoid* f() { return C10_CONCATENATE(dl, open)("libm.so.6", 2); }\nF(',
+    ],
+)
+def test_a_source_that_stops_its_preprocessor_early_is_a_finding(body):
+    report = cpp(body)
+    assert any("(dlopen)" in finding or "before the end" in finding for finding in report.findings), report.findings
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        # Review round 16: flags as the build's shell splits them
+        '["-O3 -DJ=dl##open"]',
+        '["-D", "J=dl##open"]',
+        '["-DJ=dl##open -O2"]',
+    ],
+)
+def test_macros_defined_by_flags_in_any_shape_are_read(flags):
+    source = ("from torch.utils.cpp_extension import load_inline\n"
+              f'm = load_inline("m", cpp_sources=["void* h = (void*)J;"], extra_cflags={flags})\n')  # fmt: skip
+    report = check_source(source)
+    assert any("(dlopen)" in finding for finding in report.findings), report.findings
+
+
+def test_an_extension_built_under_another_name_is_expanded_too():
+    # Review round 16: the expansion ran only for a call that read as load_inline(...)
+    source = (TRITON + "import torch.utils.cpp_extension as ce\nbuild = ce.load_inline\n"
+              'm = build("m", cpp_sources="void* f() { return (void*)C10_CONCATENATE(dl, open); }")\n')  # fmt: skip
+    report = check_source(source)
+    assert any("(dlopen)" in finding for finding in report.findings), report.findings
+
+
+def test_strings_the_preprocessor_cannot_take_as_they_are_are_read():
+    # Review round 16: a lone surrogate ("\ud800") in any string made the check raise out of evaluate()
+    source = (
+        'from torch.utils.cpp_extension import load_inline\nX = "\\ud800"\nm = load_inline("m", cpp_sources="int x;")\n'
+    )
+    assert "\\ud800" in source and check_source(source).ok
+    report = check(TRITON + 'NOTE = "#1: if the process is killed, lower BLOCK"\nHELP = """\n# Size limit: 4\n"""\n')
+    assert report.ok, report.findings  # stderr's words are no finding (GCC echoes the source's lines)
 
 
 @pytest.mark.parametrize(

@@ -22,18 +22,27 @@ import itertools
 import os
 import re
 import resource
+import secrets
+import shlex
 import shutil
 import signal
 import subprocess
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
-# Expansion is milliseconds for any honest source; more is a macro bomb.
+# Expansion is milliseconds for any honest source, and its output about the size of the source (a
+# dispatch macro makes ten times its own); more is a macro bomb. The bounds hold for all of one check's
+# readings together (OUTPUT_BASE and OUTPUT_PER_CHAR of each reading's source, MAX_OUTPUT at most): the
+# host reads what the preprocessor writes, in its own process.
 TIMEOUT_S = 10.0
 MAX_OUTPUT = 8 << 20
+OUTPUT_PER_CHAR = 64
+OUTPUT_BASE = 256 << 10
 MAX_MEMORY = 2 << 30
 MAX_DEFINITIONS = 4  # readings of one macro's definitions (an X-macro is defined two or three times)
+NO_COMPILER = "could not be read as its preprocessor expands it (no C++ compiler or PyTorch headers here)"
 
 # In C++ source, in the order its compiler's lexer takes them: a raw string, a string or character
 # literal, a number (with C++14's digit separators: 1'000), each kept whole so that a "//" or "/*"
@@ -80,6 +89,7 @@ _FILE_DIRECTIVE = re.compile(
     r"^[ \t]*#[ \t]*(?:include|include_next|import|embed|pragma[ \t]+GCC[ \t]+dependency)\b.*$", re.MULTILINE
 )
 _FILE_PROBE = re.compile(r"\b__has_(?:include|include_next|embed)\b")
+_OPENING = re.compile(r"^[ \t]*#[ \t]*if", re.MULTILINE)
 _CONDITIONAL = re.compile(
     r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|error|warning)\b.*$", re.MULTILINE
 )
@@ -123,10 +133,14 @@ def _environment() -> dict:
     return {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
 
 
-@functools.cache
+_HEADER_MACROS: list[str] = []  # the dump, once it was made (a failure is tried again next time)
+
+
 def _header_macros() -> str | None:
     """Every macro that ``torch/extension.h`` and what it includes define, or None without a compiler
     or PyTorch's headers."""
+    if _HEADER_MACROS:
+        return _HEADER_MACROS[0]
     compiler = _compiler()
     if compiler is None:
         return None
@@ -142,12 +156,34 @@ def _header_macros() -> str | None:
                               timeout=120, env=_environment())  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout if done.returncode == 0 and done.stdout else None
+    if done.returncode != 0 or not done.stdout:
+        return None
+    _HEADER_MACROS.append(done.stdout)
+    return done.stdout
 
 
-def macro_flags(strings: list[str]) -> list[str]:
-    """The ``-D``/``-U`` flags among a candidate's strings (its extra_cflags), for the readings."""
-    return [s.strip() for s in strings if _MACRO_FLAG.fullmatch(s.strip())]
+def compiler_flags(strings: list[str]) -> tuple[list[str], list[str]]:
+    """Among a candidate's strings (its extra_cflags), the flags that define or undefine a macro, for
+    the readings, and those that hand its compiler a file to read first (-include, -imacros). Each
+    string is split as the shell splits the build's command line (PyTorch joins the flags with
+    spaces): "-O3 -DJ=a##b" and "-D", "J=a##b" define J too."""
+    words = [word for s in strings for word in _shell_words(s)]
+    defines, files = [], []
+    for i, word in enumerate(words):
+        if word in ("-D", "-U") and i + 1 < len(words):
+            word += words[i + 1]
+        if _MACRO_FLAG.fullmatch(word):
+            defines.append(word)
+        elif word.startswith(("-include", "-imacros")):
+            files.append(word)
+    return defines, files
+
+
+def _shell_words(s: str) -> list[str]:
+    try:
+        return shlex.split(s)
+    except ValueError:  # an unbalanced quote: no shell would run it, but read the words anyway
+        return s.split()
 
 
 def _readings(source: str, flags: list[str]) -> dict[str, tuple[str, list[str]]]:
@@ -175,52 +211,76 @@ def _readings(source: str, flags: list[str]) -> dict[str, tuple[str, list[str]]]
     return readings
 
 
-def expansions(text: str, flags: list[str] = ()) -> dict[str, str] | str:
-    """``text`` (C++ source) expanded in each reading, or why it could not be: no compiler or headers
-    to expand with (then no C++ builds here either), a macro bomb."""
+def expansions(texts: list[str], flags: list[str] | None = None) -> dict[str, str] | str:
+    """Each of ``texts`` (C++ source put together in several ways) expanded in each reading, named by
+    the reading; or why they could not all be read to their end: no compiler or headers to expand with
+    (NO_COMPILER: then no C++ builds here either), a macro bomb, or a source that stops its
+    preprocessor early (a fatal error: every reading must reach a mark put after the source)."""
     compiler, macros = _compiler(), _header_macros()
     if compiler is None or macros is None:
-        return "could not be read as its preprocessor expands it (no C++ compiler or PyTorch headers here)"
-    source = _FILE_PROBE.sub("forge_has_file", _FILE_DIRECTIVE.sub("", without_comments(text)))
+        return NO_COMPILER
+    deadline = time.monotonic() + TIMEOUT_S
+    allowed, read = OUTPUT_BASE, 0
     out: dict[str, str] = {}
-    with tempfile.TemporaryDirectory(prefix="forge-cpp-") as tmp:
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    with tempfile.TemporaryDirectory(prefix="cpp-") as tmp:
         prologue, src, expanded = Path(tmp) / "prologue.h", Path(tmp) / "source.cpp", Path(tmp) / "expanded.ii"
-        errors = Path(tmp) / "errors.txt"
         prologue.write_text(macros + _PROLOGUE)
-        for reading, (body, reading_flags) in _readings(source, list(flags)).items():
-            src.write_text(body)
-            command = [compiler, "-E", "-P", "-w", "-x", "c++", "-std=c++17", *_BUILD, *reading_flags, "-include",
-                       str(prologue), str(src)]  # fmt: skip
-            with open(expanded, "wb") as sink, open(errors, "wb") as said:  # not -o: removed on an error
-                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink, stderr=said, cwd=tmp,
-                                           env=_environment(), start_new_session=True,
-                                           preexec_fn=_limits)  # fmt: skip
-                try:
-                    process.wait(timeout=TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    return f"its macros take more than {TIMEOUT_S:.0f} s to expand"
-                finally:
-                    _stop(process)
-            # An error is no finding (a Python string with a line "# Notes" in it is no directive), but a
-            # preprocessor that ran out of room stopped early: what it had not reached yet is unread.
-            exhausted = re.search(rb"memory exhausted|out of memory|[Ss]ize limit|[Kk]illed",
-                                  errors.read_bytes()[:65536])  # fmt: skip
-            if expanded.stat().st_size >= MAX_OUTPUT or process.returncode < 0 or exhausted:
-                return f"its macros expand past {MAX_OUTPUT >> 20} MiB or {MAX_MEMORY >> 30} GiB of memory"
-            out[reading] = expanded.read_text(errors="replace")
+        for text in texts:
+            source = _FILE_PROBE.sub("forge_has_file", _FILE_DIRECTIVE.sub("", without_comments(text)))
+            for reading, (body, reading_flags) in _readings(source, list(flags or ())).items():
+                if (body, tuple(reading_flags)) in seen:
+                    continue
+                seen.add((body, tuple(reading_flags)))
+                allowed += OUTPUT_PER_CHAR * len(body)
+                output_left = min(allowed, MAX_OUTPUT) - read
+                end = f"forge_read_to_here_{secrets.token_hex(8)}"
+                # Conditionals left open are closed before the mark (a Python string "# if ..." reads as one).
+                closing = "\n#endif" * len(_OPENING.findall(body))
+                src.write_bytes(f"{body}{closing}\n{end}\n".encode("utf-8", "surrogatepass"))
+                command = [compiler, "-E", "-P", "-w", "-x", "c++", "-std=c++17", *_BUILD, *reading_flags, "-include",
+                           str(prologue), str(src)]  # fmt: skip
+                with open(expanded, "wb") as sink:  # not -o: removed on an error
+                    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sink,
+                                               stderr=subprocess.DEVNULL, cwd=tmp, env=_environment(),
+                                               start_new_session=True,
+                                               preexec_fn=functools.partial(_limits, output_left))  # fmt: skip
+                    try:
+                        process.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        return f"takes more than {TIMEOUT_S:.0f} s to expand (a macro bomb)"
+                    finally:
+                        _stop(process)
+                size = expanded.stat().st_size
+                if size >= output_left or process.returncode < 0:
+                    return (
+                        f"expands past {MAX_MEMORY >> 30} GiB of memory or the output this check reads (a macro bomb)"
+                    )
+                read += size
+                code = expanded.read_text(errors="replace")
+                if end not in code:
+                    # An error is no finding (a Python string with a line "# Notes" in it is no directive),
+                    # but one that stops the preprocessor (a missing dependency, memory) leaves the rest unread.
+                    return "stops its preprocessor before the end (a fatal error, or out of memory): the rest would go unread"
+                out.setdefault(reading, "")
+                out[reading] += code.replace(end, "") + "\n"
     return out
 
 
-def _limits() -> None:
-    """In the preprocessor's process: its output file and its memory bounded (a macro bomb)."""
-    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_OUTPUT, MAX_OUTPUT))
+def _limits(output: int) -> None:
+    """In the preprocessor's process: its output file, its memory and its CPU time bounded (a macro bomb)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (output, output))
     resource.setrlimit(resource.RLIMIT_AS, (MAX_MEMORY, MAX_MEMORY))
+    resource.setrlimit(resource.RLIMIT_CPU, (int(TIMEOUT_S) + 1, int(TIMEOUT_S) + 1))
 
 
 def _stop(process: subprocess.Popen) -> None:
-    """The compiler driver and what it started (cc1plus), whatever state they are in."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """The compiler driver and what it started (cc1plus), whatever state they are in. Its process group
+    outlives the driver while cc1plus runs, so it is killed before the driver is reaped (after that,
+    its number could be another's)."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     process.wait()

@@ -402,11 +402,43 @@ def sample_kind(library: str, function: str) -> str:
         return "library"
     if "masked" not in function and any(p in function for p in _PLUMBING_FUNCTIONS):
         return "plumbing"
-    if not any(p in function for p in _COMPUTE_MARKS):
+    if not any(p in function for p in _COMPUTE_MARKS) and not _carried_compute(function):
         return "plumbing"
     if any(_names_layout_op(name) for name in _identifiers(function)):
         return "plumbing"
     return "compute"
+
+
+# What PyTorch's own code is named under, besides at::native's kernels: the dispatcher, tensors and
+# storage (c10, at, torch), the C++ library's templates, and the C helpers of its runtime (thread pools,
+# CPU detection, static initialization, zip archives, instrumentation). libtorch_cpu also carries other
+# projects' compute (NNPACK, XNNPACK, QNNPACK, MKL's FFT and sparse kernels, hand-written assembly),
+# exported, so that an extension can call it directly (red team round 16: nnp_softmax__avx2 from a
+# C++ extension read as plumbing): code of any other name there is compute.
+_PLUMBING_NAMESPACES = frozenset("c10 at torch caffe2 std __gnu_cxx __cxxabiv1 ska ska_ordered fmt pybind11 "
+                                 "libkineto _GLOBAL__N_1".split())  # fmt: skip
+_PLUMBING_C_FUNCTIONS = ("pthreadpool_", "cpuinfo_", "_GLOBAL__sub_", "__static_initialization", "_init", "_fini",
+                         "uv_", "uv__", "mz_", "tdefl_", "tinfl_", "__itt_", "aoti_torch_", "frame_dummy",
+                         "register_tm_clones", "deregister_tm_clones", "__do_global_", "__tcf_", "torch_parallel_for")  # fmt: skip
+_MANGLED_PREFIX = re.compile(r"_Z(?:T[hv]n?\d+_(?:n?\d+_)?|GV)?Z*L?N?[rVKRO]*")
+_STD_ABBREVIATIONS = ("St", "Sa", "Sb", "Ss", "Si", "So", "Sd")
+
+
+def _carried_compute(function: str) -> bool:
+    """Whether a function in PyTorch's libraries is code they carry that is not PyTorch's own runtime
+    (_PLUMBING_NAMESPACES, _PLUMBING_C_FUNCTIONS); an unnamed address (a PLT stub) is not."""
+    if not function:
+        return False
+    if not function.startswith("_Z"):
+        return not function.lstrip(".").startswith(_PLUMBING_C_FUNCTIONS) and not function.startswith(".annobin")
+    rest = function[_MANGLED_PREFIX.match(function).end() :]
+    if rest.startswith(_STD_ABBREVIATIONS) or rest.startswith("S"):  # std::, or a substitution of a name before
+        return False
+    length = _MANGLED_LENGTH.match(rest)
+    if length is None:
+        return False  # an operator or a special name of the C++ runtime (_Znwm: operator new)
+    top = rest[length.end() : length.end() + int(length.group())]
+    return top not in _PLUMBING_NAMESPACES and not top.startswith(("__static_initialization", "_GLOBAL__"))
 
 
 _INDUCTOR_MODULE = re.compile(r"c[a-z0-9]{20,}(\.[A-Za-z0-9_-]+)*\.so")

@@ -538,29 +538,53 @@ def _expanded_red_flags(tree: ast.AST, visitor: _Visitor, backends: list[str]) -
     )
     values = [value for _, _, value in pieces]
     signs = ("#", "%:")
-    if not ({"cpp", "cuda"} & set(backends) or any(sign in value for value in values for sign in signs)):
+    builds = bool({"cpp", "cuda"} & set(backends)) or _names_an_extension_build(tree)
+    if not (builds or any(sign in value for value in values for sign in signs)):
         return []  # no C++ to build, nothing for a preprocessor to expand
     line = next(
         (line for line, _, value in pieces if any(sign in value for sign in signs)), pieces[0][0] if pieces else 1
     )
-    findings = [f"line {line}: passes a file to its compiler's preprocessor ({value.strip()[:40]!r})"
-                for value in values if value.strip().startswith(("-include", "-imacros"))]  # fmt: skip
+    defines, files = cpp_expansion.compiler_flags(values)
+    findings = [f"line {line}: passes a file to its compiler's preprocessor ({word[:40]!r})" for word in files]
     flagged = " ".join(visitor.findings)
     red_flags = {**_NATIVE_RED_FLAGS, cpp_expansion.REGISTERS_UNDER_ATEN: _REGISTERS_UNDER_ATEN}
-    flags = cpp_expansion.macro_flags(values)
     hoisted = "\n".join(line for value in values for line in value.split("\n") if _DIRECTIVE.match(line))
-    for text in ("".join(values), "\n".join(values), hoisted + "\n" + "\n".join(values)):
-        expanded = cpp_expansion.expansions(text, flags)
-        if isinstance(expanded, str):
-            return [*findings, f"line {line}: its C++/CUDA source {expanded}"]
-        for reading, code in expanded.items():
-            code = _native_text(code)
-            for marker, why in red_flags.items():
-                if f"({marker})" not in flagged and _finds(code, marker) >= 0:
-                    findings.append(f"line {line}: its C++/CUDA source, once its macros are expanded ({reading}), "
-                                    f"{why} ({marker})")  # fmt: skip
-                    flagged += f" ({marker})"
+    texts = ["".join(values), "\n".join(values), hoisted + "\n" + "\n".join(values)]
+    expanded = cpp_expansion.expansions(texts, defines)
+    if isinstance(expanded, str):
+        if expanded == cpp_expansion.NO_COMPILER and not builds:
+            return findings  # a "#" in a string of a candidate that builds no C++, and nothing to expand it with
+        return [*findings, f"line {line}: its C++/CUDA source {expanded}"]
+    for reading, code in expanded.items():
+        code = _native_text(code)
+        for marker, why in red_flags.items():
+            if f"({marker})" not in flagged and _finds(code, marker) >= 0:
+                findings.append(f"line {line}: its C++/CUDA source, once its macros are expanded ({reading}), "
+                                f"{why} ({marker})")  # fmt: skip
+                flagged += f" ({marker})"
     return findings
+
+
+# Names through which a module reaches PyTorch's C++ extension builder, called under any alias.
+_EXTENSION_BUILD_NAMES = frozenset({"cpp_extension", "load_inline", "CppExtension", "CUDAExtension", "BuildExtension"})
+
+
+def _names_an_extension_build(tree: ast.AST) -> bool:
+    """Whether the module names PyTorch's C++ extension builder anywhere (an import, an attribute, an
+    alias), whether or not its call reads as ``load_inline(...)``."""
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.alias):
+            names = node.name.split(".")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = node.module.split(".")
+        if _EXTENSION_BUILD_NAMES.intersection(names):
+            return True
+    return False
 
 
 def _native_text(value: str) -> str:
