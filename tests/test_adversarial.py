@@ -106,6 +106,10 @@ CHEATS = {
     "cheat_python_run_through_pasted_names": {"rejected"},
     # Outside review, round 14: two LayerNorms that start equal kept as one
     "cheat_weights_two_norms_merged": {"incorrect"},
+    # Red team, round 16 (static check on): NNPACK's softmax that libtorch_cpu exports; right only where
+    # autograd is off
+    "cheat_pytorch_carried_kernel": {"rejected"},
+    "cheat_right_only_without_autograd": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -174,6 +178,9 @@ TASK_OF = {
     "cheat_weights_square_transposed_under_its_name": "linear_relu",
     "cheat_weights_two_norms_merged": "two_norms",
     "honest_weights_kept_transposed": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_pytorch_carried_kernel": REPO / "tasks" / "softmax_rows.py",
+    "cheat_right_only_without_autograd": REPO / "tasks" / "softmax_rows.py",
+    "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -221,6 +228,9 @@ RUNTIME_ONLY = {
     "cheat_weights_repacked_on_load": "after the weights were changed in place in both models",
     "cheat_weights_square_transposed_under_its_name": "after new weights were loaded into both models",
     "cheat_weights_two_norms_merged": "ModelNew holds no parameter or buffer with the value of ln2.weight",
+    "cheat_pytorch_carried_kernel": "PyTorch computed",
+    "cheat_right_only_without_autograd": "called with autograd enabled",
+    "cheat_meta_output_archive": "output is a tensor on meta, not dense memory",
 }
 
 
@@ -239,6 +249,15 @@ def test_runtime_defenses_hold_without_static_checks(name):
     expected = RUNTIME_ONLY[name]
     reasons = " ".join(verdict.reasons)
     assert any(words in reasons for words in ((expected,) if isinstance(expected, str) else expected)), reasons
+
+
+def test_an_allocator_retuned_in_the_candidates_process_earns_nothing():
+    # Red team round 16: malloc made to keep big freed blocks in the candidate's process alone spared it the
+    # fresh mapping and page faults that every 40 MiB output cost the reference (4.4x for a 1.0x ReLU). Both
+    # runners keep freed memory now (runner.keep_freed_memory): there is nothing left for it to spare.
+    verdict = cpu_eval("cheat_allocator_retuned", task="relu_big", timeout=300.0)
+    assert verdict.status == "passed", verdict.reasons
+    assert verdict.speedup < 1.5, verdict.speedup
 
 
 def _isolated(verdict) -> bool:

@@ -20,11 +20,20 @@ def test_passed_verdict_carries_times_speedup_and_environment():
     assert v.backends == ["triton"]
     # the extra SMALL_CONFIGS shape was verified with 5 trials, the base shape with 5 more and every
     # other layout and value distribution (variants.py) but the masked one (x * alpha + y at -inf is
-    # not finite, so the reference does not hold the candidate to it)
-    assert [c["trials"] for c in v.correctness] == [5, 14]
-    assert v.correctness[1]["variants"] == sorted(
-        ["transposed", "strided", "rows_apart", "leading_swapped", "large", "small", "offset", "far_below", "positive"]
-    )
+    # not finite, so the reference does not hold the candidate to it), each once more with autograd on
+    others = [
+        "transposed",
+        "strided",
+        "rows_apart",
+        "leading_swapped",
+        "large",
+        "small",
+        "offset",
+        "far_below",
+        "positive",
+    ]
+    assert [c["trials"] for c in v.correctness] == [5, 5 + 2 * len(others) + 1]
+    assert v.correctness[1]["variants"] == sorted(others + [o + "+autograd_on" for o in others] + ["autograd_on"])
     assert v.timing["interleaved"] and v.timing["blocks"] >= 2
 
 

@@ -274,3 +274,25 @@ def test_gpu_verdict_reports_the_split_and_both_baselines():
     assert verdict.status == "passed", verdict.reasons
     assert verdict.own_share is not None and verdict.own_share > 0.5
     assert verdict.baselines["compile"]["ms"] and verdict.speedup_vs_compile
+
+
+def test_both_runners_keep_freed_memory_so_no_call_pays_for_fresh_pages():
+    # Red team round 16: a 40 MiB output was a fresh mapping, every page faulted in, on every call of the
+    # reference's, while a candidate that retuned malloc in its own process paid that once. Counted once
+    # the heap has grown to hold it (a few first calls), as the timed calls come after verification's.
+    script = (
+        "import resource, sys, torch\n"
+        "from forge_sandbox.runner import keep_freed_memory\n"
+        "if sys.argv[1] == 'kept':\n    keep_freed_memory()\n"
+        "for _ in range(4):\n    torch.empty(10 * 2**20).fill_(1)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "for _ in range(4):\n    torch.empty(10 * 2**20).fill_(1)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+    )
+    faults = {
+        how: int(subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, check=True).stdout)
+        for how in ("default", "kept")
+    }
+    pages = 10 * 2**20 * 4 // 4096  # of one 40 MiB output
+    assert faults["default"] > 3 * pages, faults  # glibc's own: faulted in again every time
+    assert faults["kept"] < pages // 10, faults

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from forge_sandbox import census, op_census, protocol, static_check, taskfile, timing, weights
+from forge_sandbox import census, op_census, protocol, static_check, taskfile, timing, variants, weights
 from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, to_device
 
 _perf_counter = time.perf_counter  # bound before the candidate is imported
@@ -98,8 +98,8 @@ class CandidateRunner:
         # the last trial's result for all of them.
         outputs, trials, ops, elements = [], [], {}, {}
         started = _perf_counter()
-        for i, inputs in enumerate(h.trials):
-            out, trial, record = self._trial(inputs)
+        for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
+            out, trial, record = self._trial(inputs, grad=variants.grad_enabled(variant))
             outputs.append(out)
             trials.append(trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
@@ -113,16 +113,16 @@ class CandidateRunner:
             others = outputs[:i] + outputs[i + 1 :] + later
             if out is not None:
                 trial["reused_storage"] = any(type(o) is torch.Tensor and _same_storage(o, out) for o in others)
-        self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).clone() for o in outputs])
+        self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).detach().clone() for o in outputs])
         return {"trials": trials, "ops": ops, "elements": elements, "split": self._split(), **self._evidence()}
 
-    def _trial(self, inputs: list) -> tuple:
-        """One verification call: its output (None unless a plain tensor), what was seen meanwhile,
-        and its operator census."""
+    def _trial(self, inputs: list, grad: bool = False) -> tuple:
+        """One verification call (with autograd enabled where ``grad``): its output (None unless a plain
+        tensor), what was seen meanwhile, and its operator census."""
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = threading.active_count()
         launches = self.counter.count
-        out, record = self.harness.forward(self.harness.model, inputs, census=True)
+        out, record = self.harness.forward(self.harness.model, inputs, census=True, grad=grad)
         trial = {
             "threads_started": threading.active_count() - threads,
             "launches": self.counter.count - launches,

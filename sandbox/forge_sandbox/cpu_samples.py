@@ -323,7 +323,13 @@ class _ElfFunctions:
         order = np.argsort(functions["value"], kind="stable")
         functions = functions[order]
         self.starts = functions["value"]
-        self.ends = functions["value"] + np.maximum(functions["size"], 1)
+        # A function of no declared size (hand-written or generated assembly: NNPACK's kernels in
+        # libtorch_cpu) runs to where the next one starts: by its first byte alone, its samples would
+        # have no name at all.
+        following = np.append(self.starts[1:], self.starts[-1:] + 1) if len(self.starts) else self.starts
+        self.ends = np.where(
+            functions["size"] > 0, functions["value"] + functions["size"], np.maximum(following, self.starts + 1)
+        )
         self.name_offsets = functions["name"]
 
     def virtual_address(self, file_offset: int) -> int | None:

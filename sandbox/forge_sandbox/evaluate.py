@@ -283,7 +283,7 @@ class _Pipeline:
         for j, (i, want, spread, got, trial) in enumerate(zip(kept, expected, spreads, actual, trials)):
             where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {j + 1}"
             if plan[i] != variants.STANDARD:
-                where += f" ({variants.DESCRIPTIONS[plan[i]]})"
+                where += f" ({variants.describe(plan[i])})"
             self._check_trial(trial, where)
             reference = op_census.Record(ref_ops.get(str(i), {}), ref_elements.get(str(i), {}))
             self._check_ops(reply["ops"].get(str(j)), reply["elements"].get(str(j)), reference, where)

@@ -169,20 +169,21 @@ class ReferenceRunner:
         kept, dropped, outputs, spreads, ops, elements = [], {}, [], [], {}, {}
         standard_nonfinite = 0
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
+            standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs
             try:
                 out, record = h.forward(h.model, inputs, census=True)
             except Exception as exc:
-                if variant == variants.STANDARD:
+                if standard:
                     raise
                 dropped[str(i)] = f"the reference raised {type(exc).__name__}"
                 continue
-            if variant == variants.STANDARD:
+            if standard:
                 standard_nonfinite = max(standard_nonfinite, variants.nonfinite(out))
             if not variants.acceptable(out, variant, standard_nonfinite):
                 dropped[str(i)] = "the reference's output is not finite"
                 continue
             spread, share = self._rounding_spread(inputs, out)
-            if share is not None and variant != variants.STANDARD:
+            if share is not None and not standard:
                 dropped[str(i)] = f"the reference's output moves {share:.1%} when its inputs are rounded differently"
                 continue
             kept.append(i)

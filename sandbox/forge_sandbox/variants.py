@@ -19,6 +19,11 @@ the task's own inputs, the base shape is verified on:
   ``positive`` (absolute values) and ``masked`` (-inf where a mask would put it:
   the first element of every other row and one in eight elsewhere).
 
+* the call's condition: every trial above is made once more with autograd
+  enabled, as in training (``autograd_on``, and ``large+autograd_on`` and so
+  on): forge's other calls are made under ``torch.no_grad``, as a model is
+  served, and a kernel that checked the mode could be right in one of them only.
+
 A kernel that copies its input only where the last dimension is not
 contiguous sees rows one after another in ``transposed`` and ``strided``; it
 meets rows apart in the next two.
@@ -48,6 +53,7 @@ import torch
 STANDARD = "standard"
 LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped")
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
+AUTOGRAD_ON = "autograd_on"
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -64,17 +70,41 @@ DESCRIPTIONS = {
     "positive": "absolute values of the inputs",
     "masked": "inputs with -inf where a mask would put it",
 }
+_WITH_AUTOGRAD = "+" + AUTOGRAD_ON
 MASKED_SHARE = 8  # one element in eight, besides the first of every other row
 
 
 def trial_plan(standard: int, with_variants: bool) -> list[str]:
     """The variant of each verification trial: ``standard`` of the task's own inputs, then the others."""
-    return [STANDARD] * standard + (list(LAYOUTS) + list(DISTRIBUTIONS) if with_variants else [])
+    if not with_variants:
+        return [STANDARD] * standard
+    others = list(LAYOUTS) + list(DISTRIBUTIONS)
+    return [STANDARD] * standard + others + [AUTOGRAD_ON] + [v + _WITH_AUTOGRAD for v in others]
+
+
+def grad_enabled(variant: str) -> bool:
+    """Whether a trial's call is made with autograd enabled; every other call of forge's is made under
+    ``torch.no_grad``."""
+    return variant == AUTOGRAD_ON or variant.endswith(_WITH_AUTOGRAD)
+
+
+def inputs_of(variant: str) -> str:
+    """The variant of a trial's inputs: its layout or distribution, without the call's condition."""
+    return STANDARD if variant == AUTOGRAD_ON else variant.removesuffix(_WITH_AUTOGRAD)
+
+
+def describe(variant: str) -> str:
+    if variant == AUTOGRAD_ON:
+        return "the task's own inputs, called with autograd enabled (as in training)"
+    if variant.endswith(_WITH_AUTOGRAD):
+        return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
+    return DESCRIPTIONS[variant]
 
 
 def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
     """The distribution variants (done once, by the reference runner, before the inputs are saved);
     ``seed``, the trial's, draws where ``masked`` puts -inf."""
+    variant = inputs_of(variant)
     if variant not in DISTRIBUTIONS:
         return inputs
     out = []
@@ -145,6 +175,7 @@ def unstable(spread: torch.Tensor, output: torch.Tensor) -> float | None:
 
 def apply_layout(inputs: list, variant: str) -> list:
     """The layout variants, made on the device (saving or moving a tensor may make it contiguous)."""
+    variant = inputs_of(variant)
     if variant not in LAYOUTS:
         return inputs
     return [_relayout(x, variant) if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in inputs]
@@ -185,7 +216,7 @@ def nonfinite(output) -> int:
 
 def acceptable(output, variant: str, standard_nonfinite: int) -> bool:
     """Whether the reference's output on a variant holds the candidate to anything (see the module doc)."""
-    if variant == STANDARD:
+    if inputs_of(variant) == STANDARD:
         return True
     if not isinstance(output, torch.Tensor):
         return False
