@@ -31,6 +31,8 @@ from forge_sandbox import (
     cpu_samples,
     evidence,
     hardware,
+    isolation,
+    native_code,
     op_census,
     protocol,
     static_check,
@@ -121,6 +123,7 @@ class _Pipeline:
         self.kernel_names: list[str] = []
         self.tolerance: dict | None = None
         self.timed: evidence.TimedShape | None = None  # the base configuration, which is timed
+        self.trusted_folders: list[str] | None = None  # where installed code lies (native_code), read once
 
     def close(self) -> None:
         if self.sides is not None:
@@ -161,6 +164,7 @@ class _Pipeline:
         self.verdict.compile_log = evidence.ptxas_lines(sides.cand.log_tail(200_000))
         self.verdict.hardware["ptxas"] = hardware.ptxas_stats(self.verdict.compile_log)
         self._check_evidence(expect(loaded, "compile", patched=list), "compile")
+        self._check_native_code("compile")
         configs = list(range(described["configs"]))
         # Extra shapes first, the base shape last: the runners then hold the base shape for timing.
         for config in configs[1:] + configs[:1]:
@@ -168,7 +172,9 @@ class _Pipeline:
                 self._verify_own_dtype(config)
             else:
                 self._verify(config, with_variants=self.opt.variants and config == 0)
+        self._check_native_code("verify")
         self._benchmark()
+        self._check_native_code("benchmark")
         evidence.gather(sides, self.verdict, self.opt, self.timed, self.kernel_names)
 
     def _read_candidate(self) -> str:
@@ -193,6 +199,19 @@ class _Pipeline:
         self.verdict.static_findings = report.findings
         if report.findings and self.opt.static_checks:
             raise Stop(REJECTED, *report.findings, stage="static")
+
+    def _check_native_code(self, stage: str) -> None:
+        """The static check's rules for native code, held to what the candidate's processes have built
+        and loaded by now (native_code.py): its Python source may put that code together in ways no
+        reading of it follows (decoded at run time, pasted by macros)."""
+        if self.trusted_folders is None:
+            self.trusted_folders = native_code.trusted_folders()
+        caches = [self.sides.caches[name] for name in isolation.CACHE_VARIABLES if name in self.sides.caches]
+        found = [f for f in native_code.findings(self.sides.cand.processes(), self.trusted_folders, caches)
+                 if f not in self.verdict.static_findings]  # fmt: skip
+        self.verdict.static_findings += found
+        if found and self.opt.static_checks:
+            raise Stop(REJECTED, *found, stage=stage)
 
     def _check_isolation(self) -> None:
         """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""

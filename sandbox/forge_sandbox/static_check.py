@@ -443,9 +443,8 @@ class _Visitor(ast.NodeVisitor):
                     f"refers to {text[at : at + 40]!r}: reading the evaluator's files or other processes is not allowed",
                 )
                 break
-        for marker, why in _NATIVE_RED_FLAGS.items():
-            if _finds(text, marker) >= 0:
-                self.flag(node, f"its C++/CUDA source {why} ({marker})")
+        for marker, why in _native_flags(text):
+            self.flag(node, f"its C++/CUDA source {why} ({marker})")
 
     def visit_Try(self, node: ast.Try) -> None:
         # A try/except in module code that only guards imports is harmless; anywhere
@@ -585,6 +584,20 @@ def _names_an_extension_build(tree: ast.AST) -> bool:
         if _EXTENSION_BUILD_NAMES.intersection(names):
             return True
     return False
+
+
+def native_red_flags(source: str) -> list[tuple[str, str]]:
+    """(marker, why) for each rule for native code that C++/CUDA ``source`` breaks, read as its compiler
+    reads it: the rules the check holds a candidate's strings to, for the sources it was built from
+    (native_code.py)."""
+    text = _native_text(source)
+    paths = [(marker, "refers to the evaluator's files or other processes") for marker in _PRIVATE_PATHS
+             if marker in text]  # fmt: skip
+    return paths[:1] + _native_flags(text)
+
+
+def _native_flags(text: str) -> list[tuple[str, str]]:
+    return [(marker, why) for marker, why in _NATIVE_RED_FLAGS.items() if _finds(text, marker) >= 0]
 
 
 def _native_text(value: str) -> str:
