@@ -110,6 +110,7 @@ CHEATS = {
     # autograd is off
     "cheat_pytorch_carried_kernel": {"rejected"},
     "cheat_right_only_without_autograd": {"incorrect"},
+    "cheat_source_decoded_at_run_time": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -181,6 +182,7 @@ TASK_OF = {
     "cheat_pytorch_carried_kernel": REPO / "tasks" / "softmax_rows.py",
     "cheat_right_only_without_autograd": REPO / "tasks" / "softmax_rows.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
+    "cheat_source_decoded_at_run_time": REPO / "tasks" / "activation_gelu.py",
 }
 
 # With the static checks off, the runtime and host-side defenses alone must still hold.
@@ -249,6 +251,13 @@ def test_runtime_defenses_hold_without_static_checks(name):
     expected = RUNTIME_ONLY[name]
     reasons = " ".join(verdict.reasons)
     assert any(words in reasons for words in ((expected,) if isinstance(expected, str) else expected)), reasons
+
+
+def test_native_code_is_held_to_the_static_checks_rules_as_it_was_built():
+    # Red team round 16: C++ decoded at run time, which no reading of the candidate's strings finds
+    verdict = cpu_eval("cheat_source_decoded_at_run_time", task=TASK_OF["cheat_source_decoded_at_run_time"])
+    assert verdict.status == "rejected", verdict.reasons
+    assert any("built from main.cpp" in reason and "(ATen/native/)" in reason for reason in verdict.reasons)
 
 
 def test_an_allocator_retuned_in_the_candidates_process_earns_nothing():
