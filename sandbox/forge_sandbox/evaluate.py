@@ -160,6 +160,13 @@ class _Pipeline:
             {"op": "describe", "task": self.task, "task_source": self.task_source, "size": self.opt.size}
         )
         self.tolerance = described.get("tolerance")
+        if self.opt.size == "small":
+            # Red team round 16: a kernel with a fixed 2048-wide row buffer passed at the small shapes,
+            # wrong at the task's own 16384 columns.
+            self.verdict.warnings.append(
+                "verified and timed at the task's SMALL shapes only: its own shapes were not run here, so a "
+                "kernel right only at these sizes (a fixed-size buffer) is not caught; --size default runs them"
+            )
         loaded = sides.receive_cand("compile")
         self.verdict.compile_log = evidence.ptxas_lines(sides.cand.log_tail(200_000))
         self.verdict.hardware["ptxas"] = hardware.ptxas_stats(self.verdict.compile_log)
