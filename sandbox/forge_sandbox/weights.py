@@ -94,30 +94,55 @@ def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
     return moves
 
 
+# How an entry holds a parameter's old value: ("as is",), ("transposed",), or a block of rows of it,
+# ("rows", start, stop, transposed): one part of a fused projection (q, k and v in one weight).
+AS_IS, TRANSPOSED, ROWS = "as is", "transposed", "rows"
+
+
 class _Entries:
     """The candidate's state_dict entries that could hold a moved parameter's old value, each read
-    and digested once, as it is and (a matrix) transposed."""
+    and digested once: as it is, (a matrix) transposed, and, where it is larger, in blocks of rows of
+    the parameter's size (of it or of its transpose), as a fused projection holds its parts."""
 
     def __init__(self, state: dict, moves: list[dict]) -> None:
         sizes = {(m["dtype"], _numel(m["shape"])) for m in moves}
-        self.forms: dict[str, dict[str, str]] = {}
+        blocks = {(m["dtype"], tuple(m["shape"])) for m in moves if len(m["shape"]) >= 1 and m["shape"][0] > 0}
+        self.forms: dict[str, dict[str, tuple]] = {}
         for key, entry in state.items():
-            if _plain(entry) and (str(entry.dtype), entry.numel()) in sizes:
-                old = entry.detach().cpu()
-                forms = {digest(old): "as is"}
+            if not _plain(entry):
+                continue
+            old = entry.detach().cpu()
+            forms: dict[str, tuple] = {}
+            if (str(entry.dtype), entry.numel()) in sizes:
+                forms[digest(old)] = (AS_IS,)
                 if old.dim() == 2:
-                    forms.setdefault(digest(old.t()), "transposed")
+                    forms.setdefault(digest(old.t()), (TRANSPOSED,))
+            for view, transposed in ((old, False), *(((old.t(), True),) if old.dim() == 2 else ())):
+                for dtype, shape in blocks:
+                    rows = shape[0]
+                    if (dtype != str(entry.dtype) or view.dim() != len(shape) or tuple(view.shape[1:]) != shape[1:]
+                            or view.shape[0] <= rows or view.shape[0] % rows):  # fmt: skip
+                        continue
+                    for start in range(0, view.shape[0], rows):
+                        forms.setdefault(digest(view[start : start + rows]), (ROWS, start, start + rows, transposed))
+            if forms:
                 self.forms[key] = forms
 
-    def form(self, key: str, move: dict) -> str | None:
-        """How entry ``key`` holds the move's old value ('as is', reshaped or not, or 'transposed'), or None."""
+    def form(self, key: str, move: dict) -> tuple | None:
+        """How entry ``key`` holds the move's old value (AS_IS, TRANSPOSED or ROWS ...), or None."""
         return self.forms.get(key, {}).get(move["digest"])
 
 
-def _moved_entry(entry: torch.Tensor, move: dict, form: str, as_is: bool = False) -> torch.Tensor:
-    """The moved value in the entry's own form (``as_is``: in the reference's form, the entry's shape)."""
+def _moved_entry(entry: torch.Tensor, move: dict, form: tuple, as_is: bool = False) -> torch.Tensor:
+    """The entry with the moved value in its own form (``as_is``: in the reference's form, the entry's
+    shape); of a block of rows, the whole entry with that block moved."""
     old = entry.detach().cpu()
-    if form == "transposed":
+    if form[0] == ROWS:
+        _, start, stop, transposed = form
+        whole = old.t().clone() if transposed else old.clone()
+        whole[start:stop] = moved(whole[start:stop].contiguous(), move)
+        return whole.t() if transposed else whole
+    if form[0] == TRANSPOSED:
         value = moved(old.t().contiguous().reshape(move["shape"]), move)
         return value.reshape(old.shape) if as_is else value.reshape(old.t().shape).t()
     return moved(old.reshape(move["shape"]), move).reshape(old.shape)
@@ -177,27 +202,42 @@ def _assign(state: dict, parameters: set, moves: list[dict], by_order: list | No
     entries = _Entries(state, moves)
     order = sorted(state, key=lambda key: key not in parameters)  # stable: the entries' order within each
     taken: dict[str, torch.Tensor] = {}
+    blocks_taken: set[tuple[str, int, bool]] = set()  # (entry, first row, transposed) of the blocks taken
     missing: list[str] = []
     pending = []
+    placed: set[int] = set()  # the moves some entry took (a parameter tied under several names needs one)
+
+    def take(key: str, move: dict, form: tuple, as_is: bool = False) -> None:
+        placed.add(id(move))
+        if form[0] == ROWS:  # one block of an entry: the others stay as they are, or as others moved them
+            blocks_taken.add((key, form[1], form[3]))
+            taken[key] = _moved_entry(taken.get(key, state[key]), move, form)
+        else:
+            taken[key] = _moved_entry(state[key], move, form, as_is)
+
+    def free(key: str, form: tuple | None) -> bool:
+        if form is None:
+            return False
+        if form[0] == ROWS:  # a block no other move took, of an entry no move took whole
+            return (key, form[1], form[3]) not in blocks_taken and (key not in taken or any(
+                b[0] == key for b in blocks_taken))  # fmt: skip
+        return key not in taken
+
     for move in moves:
         for name in move["names"]:
             form = entries.form(name, move) if name in state else None
             if form is None:
                 pending.append((name, move))
-            elif list(state[name].shape) == list(move["shape"]):
-                taken[name] = _moved_entry(state[name], move, form, as_is=True)
             else:
-                taken[name] = _moved_entry(state[name], move, form)
+                take(name, move, form, as_is=list(state[name].shape) == list(move["shape"]))
     equal_at_first = Counter(move["digest"] for move in moves)
-    placed: set[int] = set()  # the moves some entry took (a parameter tied under several names needs one)
     for name, move in pending:
-        key = next((k for k in order if k not in taken and entries.form(k, move)), None)
+        key = next((k for k in order if free(k, entries.form(k, move))), None)
         if key is None:
             if id(move) not in placed:
                 missing.append(name)
             continue
-        taken[key] = _moved_entry(state[key], move, entries.form(key, move))
-        placed.add(id(move))
+        take(key, move, entries.form(key, move))
         if equal_at_first[move["digest"]] > 1 and by_order is not None:
             by_order.append([name, key])
     # Entries that are one tensor under two names (tied weights) take the same value under both.
