@@ -212,7 +212,8 @@ def selftest(device=None, size="default", trials=3):
         _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
     torch.manual_seed(trials + 1)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
-    steps = ((weights.load_moved, "after new weights were loaded into both models"),
+    steps = ((lambda model, moves: weights.load_moved(model, moves, checkpoint=reference.state_dict()),
+              "after new weights were loaded into both models"),
              (weights.change_in_place, "after the weights were changed in place in both models"))
     for seed, (put, where) in enumerate(steps, start=4321):
         with torch.no_grad():

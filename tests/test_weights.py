@@ -322,3 +322,52 @@ def test_a_weight_tied_under_two_names_and_kept_under_one_is_no_missing_paramete
     assert [m["names"] for m in moves] == [["emb.weight", "head.weight"]]
     assert weights.load_moved(candidate, moves) == []
     assert torch.equal(reference(i), candidate(i))
+
+
+class Blocked(nn.Module):
+    """Red team round 16: a Linear's weight kept only in a blocked layout of its own, (out / 4, in, 4),
+    which a load hook makes from the reference's checkpoint (its keys, its layout)."""
+
+    def __init__(self):
+        super().__init__()
+        linear = nn.Linear(6, 8)
+        self.blocked = nn.Parameter(self._block(linear.weight.detach()))
+        self.bias = nn.Parameter(linear.bias.detach().clone())
+        self._register_load_state_dict_pre_hook(self._from_reference)
+
+    @staticmethod
+    def _block(weight):
+        return weight.reshape(2, 4, 6).transpose(1, 2).contiguous()
+
+    def _from_reference(self, state, prefix, *args):
+        if prefix + "weight" in state:
+            state[prefix + "blocked"] = self._block(state.pop(prefix + "weight"))
+
+    def forward(self, x):
+        return x @ self.blocked.transpose(1, 2).reshape(8, 6).t() + self.bias
+
+
+def test_the_references_own_checkpoint_is_offered_first_through_the_modules_hooks():
+    reference, candidate, x = _built(lambda: nn.Linear(6, 8)), _built(Blocked), torch.randn(3, 6)
+    assert torch.allclose(reference(x), candidate(x), atol=1e-6)
+    moves = weights.move_parameters(reference, seed=4)
+    assert weights.load_moved(candidate, moves) == ["weight"]  # no entry holds it in a form forge knows
+    assert weights.load_moved(candidate, moves, checkpoint=reference.state_dict()) == []
+    assert torch.allclose(reference(x), candidate(x), atol=1e-5)
+
+
+def test_a_checkpoint_the_module_does_not_take_leaves_nothing_half_loaded():
+    # a second copy under another name: the strict load fails after taking "weight", which is put back so
+    # that it is still found by its old value (and moved once)
+    class WithCopy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            linear = nn.Linear(6, 8)
+            self.weight, self.bias = linear.weight, linear.bias
+            self.copy = nn.Parameter(linear.weight.detach().clone())
+
+    reference, candidate = _built(lambda: nn.Linear(6, 8)), _built(WithCopy)
+    moves = weights.move_parameters(reference, seed=4)
+    assert weights.load_moved(candidate, moves, checkpoint=reference.state_dict()) == []
+    assert torch.equal(candidate.weight, reference.weight) and torch.equal(candidate.bias, reference.bias)
+    assert not torch.equal(candidate.copy, reference.weight)  # a second copy stays stale, as under a checkpoint

@@ -142,9 +142,12 @@ class CandidateRunner:
     def cmd_reload(self, msg: dict) -> dict:
         """The reference's moved parameters put into ModelNew (weights.py), through its load_state_dict
         or (``how: in_place``) written into its parameters as a training step does; then one trial again."""
-        put = weights.change_in_place if msg.get("how") == "in_place" else weights.load_moved
         by_order: list = []
-        unmatched = put(self.harness.model, msg["moves"], by_order)
+        if msg.get("how") == "in_place":
+            unmatched = weights.change_in_place(self.harness.model, msg["moves"], by_order)
+        else:
+            checkpoint = protocol.load_tensors(msg["checkpoint"]) if msg.get("checkpoint") else None
+            unmatched = weights.load_moved(self.harness.model, msg["moves"], by_order, checkpoint)
         out, trial, record = self._trial(self.harness.trials[int(msg["trial"])])
         self.payload = protocol.tensors_to_bytes([None if out is None else cpu(out).clone()])
         return {"trial": trial, "ops": dict(record.counts), "elements": dict(record.elements),

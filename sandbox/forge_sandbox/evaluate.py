@@ -348,7 +348,9 @@ class _Pipeline:
             return
         sides = self.sides
         for how, key, said, when in self.WEIGHT_STEPS:
-            reloaded = sides.ask_ref({"op": "reload", "seed": draw_seed(), "trial": kept[j]})
+            reloaded = sides.ask_ref(
+                {"op": "reload", "seed": draw_seed(), "trial": kept[j], "checkpoint": how == "load"}
+            )
             moves = reloaded["moves"]
             if not moves:
                 record[key] = reloaded.get("skipped") or "nothing to move"
@@ -357,7 +359,7 @@ class _Pipeline:
                 return
             want, spread = protocol.load_tensors(reloaded["payload"])
             limit = outputs_limit([want])
-            message = {"op": "reload", "how": how, "moves": moves, "trial": j}
+            message = {"op": "reload", "how": how, "moves": moves, "trial": j, "checkpoint": reloaded.get("checkpoint")}
             reply, actual = self._ask_verify(message, limit, trial=dict, unmatched=list, by_order=list)
             if len(actual) != 1:
                 raise Malformed("verify", "the wrong number of outputs")

@@ -195,7 +195,8 @@ class ReferenceRunner:
 
     def cmd_reload(self, msg: dict) -> dict:
         """Move the reference's parameters as a loaded checkpoint would (weights.py) and run one trial
-        again: the moves, the expected output and its rounding spread (on the pipe), and the operators.
+        again: the moves, the expected output and its rounding spread (on the pipe), and the operators;
+        with ``checkpoint``, the moved state saved as a checkpoint of the reference is.
 
         Where the moved weights make the reference raise or its output less finite than before, they
         are put back and the step is skipped, with the reason."""
@@ -219,7 +220,11 @@ class ReferenceRunner:
                     p.copy_(value)
             return {"moves": [], "skipped": problem, "moved_badly": True}
         self.payload = protocol.tensors_to_bytes([cpu(out).clone(), None if spread is None else cpu(spread)])
-        return {"moves": moves, "ops": dict(record.counts), "elements": dict(record.elements)}
+        reply = {"moves": moves, "ops": dict(record.counts), "elements": dict(record.elements)}
+        if msg.get("checkpoint"):  # the reference's own state, as a checkpoint of it is, for ModelNew to load
+            protocol.save_tensors(self.path("checkpoint.pt"), {k: cpu(v) for k, v in h.model.state_dict().items()})
+            reply["checkpoint"] = self.path("checkpoint.pt")
+        return reply
 
     def _rounding_spread(self, inputs: list, out) -> tuple:
         """The output's spread under rounding (variants.rounding_spread), and its share of the output

@@ -155,18 +155,40 @@ def _numel(shape: list) -> int:
     return n
 
 
-def load_moved(model, moves: list[dict], by_order: list | None = None) -> list[str]:
-    """Load the moved values into ``model`` with its own ``load_state_dict``, as a checkpoint of the
-    reference would be; the reference's parameter names that no entry took (see :func:`_assign`)."""
+def load_moved(model, moves: list[dict], by_order: list | None = None, checkpoint: dict | None = None) -> list[str]:
+    """Load the moved values into ``model`` with its own ``load_state_dict``: the reference's own
+    ``checkpoint`` as it is, where the module takes it (its keys, or a load hook that converts them:
+    a layout of its own, blocked or fused), else the values put into its own state as a checkpoint
+    converted for it would be (see :func:`_assign`); the reference's parameter names that no entry
+    took."""
     names = [name for move in moves for name in move["names"]]
     if not isinstance(model, torch.nn.Module):
         return names
+    if checkpoint is not None:
+        # A strict load that fails has loaded the keys it took already: put them back before the other way.
+        held = [(t, t.detach().clone()) for t in _tensors(model)]
+        try:
+            model.load_state_dict(checkpoint, strict=True)
+            return []
+        except Exception:  # noqa: BLE001 - keys it does not take, in whatever way its hooks say so
+            with torch.no_grad():
+                for t, value in held:
+                    t.copy_(value)
+            del held
     state = model.state_dict()
     parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
     taken, missing = _assign(state, parameters, moves, by_order)
     state.update({key: value.to(state[key].device) for key, value in taken.items()})
     model.load_state_dict(state, strict=True)
     return missing
+
+
+def _tensors(model: torch.nn.Module) -> list[torch.Tensor]:
+    """Every parameter and buffer of a module, once each."""
+    seen: dict[int, torch.Tensor] = {}
+    for t in [*model.parameters(), *model.buffers()]:
+        seen.setdefault(id(t), t)
+    return list(seen.values())
 
 
 def change_in_place(model, moves: list[dict], by_order: list | None = None) -> list[str]:
