@@ -10,25 +10,47 @@
 #   bash bench/gpu_session.sh baselines    # the torch.compile baseline's cache, cold and warm
 #   bash bench/gpu_session.sh optimize     # a full scripted `forge optimize` (carry .whl: the control side's
 #                                          # wheels, made by bench/control_wheels.sh on the development machine)
+#   bash bench/gpu_session.sh all          # every step above in one command, each under its own time limit
+#                                          # (GPU_BUDGET_* seconds), for a session's one short lease: the log
+#                                          # and a tarball of the results land in $OUT even when a step overruns
 # Results go to $OUT (the device tool brings it back) or bench/results/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The image's python3 holds torch; a plain `python` may not exist there.
+python() { command "${PYTHON:-python3}" "$@"; }
+export -f python
 export PYTHONPATH="$PWD/sandbox${PYTHONPATH:+:$PYTHONPATH}"
 out="${OUT:-bench/results}"
 mkdir -p "$out"
 stamp="$(date -u +%Y-%m-%d)"
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv; \
   python -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'; \
-  git rev-parse --short HEAD 2>/dev/null; } > "$out/environment-$stamp.txt" 2>&1
+  echo "commit ${FORGE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}"; } > "$out/environment-$stamp.txt" 2>&1
 
 case "${1:-tests}" in
+  all)
+    # One lease, every step in the order that pays most; `timeout` stops a step's whole process group.
+    # The steps write to a folder of their own; $OUT gets the log and one tarball (the device tool
+    # brings back few files, none deeper than two folders).
+    log="$out/session-$stamp.log" results="${GPU_RESULTS:-/tmp/forge-gpu-results}"
+    mkdir -p "$results"; cp "$out/environment-$stamp.txt" "$results/"; cat "$out/environment-$stamp.txt" > "$log"
+    step() { local limit=$1; shift; echo "=== $* (limit ${limit} s) $(date -u +%T)" | tee -a "$log"
+             OUT="$results" timeout -k 10 "$limit" bash "$0" "$@" 2>&1 | tee -a "$log"
+             echo "=== exit ${PIPESTATUS[0]} $(date -u +%T)" | tee -a "$log"; }
+    step "${GPU_BUDGET_TESTS:-200}" tests
+    step "${GPU_BUDGET_NCU:-70}" ncu
+    step "${GPU_BUDGET_OPTIMIZE:-80}" optimize
+    step "${GPU_BUDGET_LATENCY:-70}" latency
+    step "${GPU_BUDGET_REPEAT:-60}" repeat "${GPU_REPEAT_TASKS:-S-S}"
+    tar czf "$out/results-$stamp.tgz" -C "$results" . && ls -laR "$results" >> "$log"
+    ;;
   tests)
     # Does CUDA work inside the candidate's namespaces (isolation.py)? One verdict says.
     python -m forge_sandbox eval tasks/swiglu.py bench/kernels/swiglu.py | python -c 'import json, sys
 v = json.load(sys.stdin); e = v["environment"]
 print("isolation check:", v["status"], "|", e.get("isolation"), "|", e.get("files"), "|", v["warnings"])' \
       | tee "$out/isolation-check-$stamp.txt"
-    python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py tests/test_timing.py -m gpu -p no:cacheprovider 2>&1 | tee "$out/gpu-tests-$stamp.txt"
+    python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py tests/test_timing.py -m gpu -p no:cacheprovider -rA --durations=0 2>&1 | tee "$out/gpu-tests-$stamp.txt"
     ;;
   repeat)
     range="${2:-A-Z}"
