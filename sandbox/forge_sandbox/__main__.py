@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 
@@ -35,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument(
         "--threads", type=int, default=None, help="torch's CPU threads on both sides (default: 1 on the CPU)"
     )
+    ev.add_argument("--verbose", action="store_true", help="say on stderr when each stage starts and what it took")
     args = parser.parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(
+            level=logging.INFO, stream=sys.stderr, format="[forge_sandbox %(relativeCreated).0f ms] %(message)s"
+        )
     options = EvalOptions(
         device=args.device,
         size=args.size,

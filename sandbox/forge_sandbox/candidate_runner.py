@@ -67,13 +67,14 @@ class CandidateRunner:
         return {"files": self.files, "cuda": cuda, "pid": os.getpid()}
 
     @staticmethod
-    def _cuda_works() -> bool:
+    def _cuda_works() -> bool | str:
+        """True, or why not: the error, for the verdict's warning (isolation's first GPU runs needed it)."""
         try:
             torch.zeros(1, device="cuda").add_(1)
             torch.cuda.synchronize()
             return True
-        except Exception:
-            return False
+        except Exception as exc:  # noqa: BLE001 - any failure is the answer
+            return f"{type(exc).__name__}: {exc}"[:500]
 
     def cmd_load(self, msg: dict) -> dict:
         self.module, self.counter = import_candidate(msg["candidate"])

@@ -17,6 +17,7 @@ a verdict (no catch-all turns one into ``rejected``).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import shutil
 import tempfile
@@ -41,7 +42,10 @@ from forge_sandbox import (
 from forge_sandbox.benchmark import CANDIDATE, COMPILED, EAGER, Benchmark, compiled_reason
 from forge_sandbox.sides import Malformed, RunnerOptions, Sides, expect, outputs_limit
 from forge_sandbox.taskfile import TaskError, resolve_size
-from forge_sandbox.verdict import COMPILE_ERROR, INCORRECT, PASSED, REJECTED, Stop, Verdict, draw_seed
+from forge_sandbox.verdict import COMPILE_ERROR, INCORRECT, PASSED, REJECTED, Stop, Verdict, draw_seed, shortened
+
+# Each stage as it starts (`python -m forge_sandbox eval --verbose`): where a long evaluation is.
+log = logging.getLogger("forge_sandbox")
 
 
 @dataclass
@@ -94,8 +98,10 @@ def evaluate(
     except Stop as stop:
         _stop_verdict(verdict, stop)
     finally:
+        pipeline.enter("close")
         pipeline.close()
         shutil.rmtree(workdir, ignore_errors=True)
+        pipeline.enter(None)
         verdict.duration_s = round(time.perf_counter() - started, 3)
     return verdict
 
@@ -124,6 +130,15 @@ class _Pipeline:
         self.tolerance: dict | None = None
         self.timed: evidence.TimedShape | None = None  # the base configuration, which is timed
         self.trusted_folders: list[str] | None = None  # where installed code lies (native_code), read once
+        self.stage_name, self.stage_started = "start", time.perf_counter()
+
+    def enter(self, stage: str | None) -> None:
+        """Close the running stage's clock in the verdict's stage_seconds and start ``stage``'s."""
+        now = time.perf_counter()
+        seconds = self.verdict.stage_seconds
+        seconds[self.stage_name] = round(seconds.get(self.stage_name, 0.0) + now - self.stage_started, 3)
+        log.info("%s took %.1f s%s", self.stage_name, now - self.stage_started, f"; {stage}" if stage else "")
+        self.stage_name, self.stage_started = stage, now
 
     def close(self) -> None:
         if self.sides is not None:
@@ -144,6 +159,7 @@ class _Pipeline:
                                        dict(self.opt.extra_env), int((self.opt.memory_gb or 0) * 2**30))  # fmt: skip
         self.sides = sides = Sides(self.workdir, source, os.path.basename(self.candidate), runner_options)
         self.verdict.environment = sides.ask_ref({"op": "hello", "calibrate": self.on_cuda})["environment"]
+        self.enter("isolation")
         self._check_isolation()
         self.verdict.environment.update(sides.limit_candidate())  # before any of the candidate's code
         if not self.on_cuda:
@@ -155,6 +171,7 @@ class _Pipeline:
         if not self.on_cuda and not cpu_samples.available():
             sides.read_library_bases()  # the loader's own, before the candidate's code can add decoys
         # The candidate compiles while the reference prepares.
+        self.enter("compile")
         sides.send_cand({"op": "load", "candidate": sides.candidate_copy}, "compile")
         described = sides.ask_ref(
             {"op": "describe", "task": self.task, "task_source": self.task_source, "size": self.opt.size}
@@ -172,6 +189,7 @@ class _Pipeline:
         self.verdict.hardware["ptxas"] = hardware.ptxas_stats(self.verdict.compile_log)
         self._check_evidence(expect(loaded, "compile", patched=list), "compile")
         self._check_native_code("compile")
+        self.enter("verify")
         configs = list(range(described["configs"]))
         # Extra shapes first, the base shape last: the runners then hold the base shape for timing.
         for config in configs[1:] + configs[:1]:
@@ -180,8 +198,10 @@ class _Pipeline:
             else:
                 self._verify(config, with_variants=self.opt.variants and config == 0)
         self._check_native_code("verify")
+        self.enter("benchmark")
         self._benchmark()
         self._check_native_code("benchmark")
+        self.enter("evidence")
         evidence.gather(sides, self.verdict, self.opt, self.timed, self.kernel_names)
 
     def _read_candidate(self) -> str:
@@ -234,11 +254,14 @@ class _Pipeline:
         env["files"] = str(probe.get("files"))
         if not env["files"].startswith("read-only"):
             self.verdict.warnings.append(f"the candidate's file system was not locked down: {env['files']}")
-        if self.on_cuda and not probe.get("cuda"):
+        if self.on_cuda and probe.get("cuda") is not True:
             sides.restart_candidate_without_isolation()
-            env["isolation"] = "none: CUDA was not usable inside the namespaces"
+            why_not = shortened(" ".join(str(probe.get("cuda")).split()), 300)
+            env["isolation"] = f"none: CUDA was not usable inside the namespaces ({why_not})"
             env["files"] = "not restricted: not isolated"
-            self.verdict.warnings.append("the candidate ran without namespace isolation: CUDA was not usable inside")
+            self.verdict.warnings.append(
+                f"the candidate ran without namespace isolation: CUDA was not usable inside ({why_not})"
+            )
             return
         env["isolation"] = "user, PID, mount, network, IPC and UTS namespaces, and a seccomp filter"
 
@@ -266,6 +289,7 @@ class _Pipeline:
 
     def _verify(self, config: int, with_variants: bool) -> None:
         sides = self.sides
+        log.info("verify: configuration %d%s", config, " with variants" if with_variants else "")
         plan = variants.trial_plan(self.opt.trials, with_variants)
         init_seed = draw_seed()
         setup = sides.ask_ref(
@@ -449,6 +473,11 @@ class _Pipeline:
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,
             triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends,
+        )
+        log.info(
+            "benchmark: %d blocks per side%s",
+            bench.blocks,
+            ", torch.compile baseline too" if compile_key and not cached else "",
         )
         figures = bench.run()
         v = self.verdict

@@ -51,6 +51,7 @@ class Verdict:
     task: str = ""
     candidate: str = ""
     duration_s: float | None = None
+    stage_seconds: dict = field(default_factory=dict)  # wall seconds each pipeline stage took, in order
 
     @property
     def passed(self) -> bool:
