@@ -45,10 +45,12 @@ case "${1:-tests}" in
     tar czf "$out/results-$stamp.tgz" -C "$results" . && ls -laR "$results" >> "$log"
     ;;
   tests)
-    # Does CUDA work inside the candidate's namespaces (isolation.py)? One verdict says.
-    python -m forge_sandbox eval tasks/swiglu.py bench/kernels/swiglu.py | python -c 'import json, sys
+    # Does CUDA work inside the candidate's namespaces (isolation.py)? Piece by piece, then one verdict
+    # (at the SMALL shapes: a full-size verification took minutes on the first GPU run, 2026-11-26).
+    python bench/cuda_in_namespaces.py --out "$out" | tee "$out/cuda-in-namespaces-$stamp.txt"
+    timeout 300 python -m forge_sandbox eval tasks/swiglu.py bench/kernels/swiglu.py --size small --verbose | python -c 'import json, sys
 v = json.load(sys.stdin); e = v["environment"]
-print("isolation check:", v["status"], "|", e.get("isolation"), "|", e.get("files"), "|", v["warnings"])' \
+print("isolation check:", v["status"], "|", e.get("isolation"), "|", e.get("isolation_failures"), "|", e.get("files"), "|", v["warnings"], "|", v["stage_seconds"])' \
       | tee "$out/isolation-check-$stamp.txt"
     python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py tests/test_timing.py -m gpu -p no:cacheprovider -rA --durations=0 2>&1 | tee "$out/gpu-tests-$stamp.txt"
     ;;

@@ -128,4 +128,57 @@ def test_cpp_compile_error_keeps_the_compiler_output():
 def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
-    assert [c["trials"] for c in v.correctness] == [15]  # 5 of its own inputs, 10 other layouts and distributions
+    # 5 of its own inputs, 10 other layouts and distributions, those 10 again and one of its own with autograd on
+    assert [c["trials"] for c in v.correctness] == [26]
+
+
+class _SidesWhereCudaNeeds:
+    """Stands in for the runners (sides.Sides) on a GPU machine whose driver starts CUDA only once the
+    named pieces of the candidate's isolation are lifted."""
+
+    def __init__(self, lifted_for_cuda: set[str] | None):
+        self.lifted_for_cuda = lifted_for_cuda  # None: CUDA never starts inside
+        self.isolated, self.left_out, self.restarts = True, (), []
+        self.no_isolation = None
+
+    @property
+    def cand(self):
+        return self
+
+    def hello_candidate(self) -> dict:
+        works = self.isolated is False or (
+            self.lifted_for_cuda is not None and self.lifted_for_cuda <= set(self.left_out)
+        )
+        return {"files": "read-only except its folder", "cuda": True if works else "RuntimeError: error 304"}
+
+    def restart_candidate(self, isolate: bool, left_out: tuple[str, ...] = ()) -> None:
+        self.isolated, self.left_out = isolate, left_out
+        self.restarts.append((isolate, left_out))
+
+
+@pytest.mark.parametrize(
+    "needs, restarts, isolation",
+    [
+        (set(), [], "namespaces, and a seccomp filter"),
+        ({"filter"}, [(True, ("filter",))], "UTS namespaces"),
+        ({"filter", "files"}, [(True, ("filter",)), (True, ("filter", "files"))], "UTS namespaces"),
+        (None, [(True, ("filter",)), (True, ("filter", "files")), (False, ())], "none: CUDA was not usable"),
+    ],
+)
+def test_where_cuda_does_not_start_inside_the_isolation_is_lifted_one_piece_at_a_time(needs, restarts, isolation):
+    # forge's first GPU run (H200, 2026-11-26): CUDA did not start in the candidate's namespaces, and
+    # the candidate went without any isolation. Now the filter goes first, then the file restriction,
+    # and the verdict keeps why each try failed.
+    from forge_sandbox.evaluate import _Pipeline
+    from forge_sandbox.verdict import Verdict
+
+    pipeline = _Pipeline.__new__(_Pipeline)
+    pipeline.on_cuda, pipeline.verdict = True, Verdict(status="passed")
+    pipeline.sides = sides = _SidesWhereCudaNeeds(needs)
+    pipeline._check_isolation()
+    env, warnings = pipeline.verdict.environment, pipeline.verdict.warnings
+    assert sides.restarts == restarts
+    assert env["isolation"].endswith(isolation) or env["isolation"].startswith(isolation), env
+    assert len(env.get("isolation_failures", [])) == len(restarts), env
+    assert all("error 304" in why for why in env.get("isolation_failures", []))
+    assert bool(warnings) == bool(restarts), warnings

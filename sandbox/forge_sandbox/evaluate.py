@@ -115,6 +115,9 @@ def _stop_verdict(verdict: Verdict, stop: Stop) -> None:
     verdict.compile_log = stop.compile_log or verdict.compile_log
 
 
+_PIECE_NAMES = {"filter": "system call filter", "files": "file restriction"}
+
+
 class _Pipeline:
     def __init__(self, task_path, candidate_path, options: EvalOptions, verdict: Verdict, workdir, task_source):
         self.task = os.path.abspath(task_path)
@@ -251,19 +254,41 @@ class _Pipeline:
                 self.verdict.warnings.append(f"the candidate ran without namespace isolation: {why_not}")
             return
         probe = sides.hello_candidate()
+        # Where CUDA does not start inside, the pieces of the isolation that a driver may need lifted
+        # go one at a time, the system call filter first, then the file restriction: a machine's driver
+        # decides, the candidate's code has not run yet, and each failure is kept for whoever reads the
+        # verdict (forge's first GPU run, an H200: error 304 under both pieces).
+        left_out: tuple[str, ...] = ()
+        failures = []
+        for lifted in ("filter", "files", None):
+            if not self.on_cuda or probe.get("cuda") is True:
+                break
+            why = shortened(" ".join(str(probe.get("cuda")).split()), 300)
+            lifted_names = " and ".join(_PIECE_NAMES[p] for p in left_out)
+            failures.append(f"{'with the ' + lifted_names + ' lifted' if left_out else 'fully isolated'}: {why}")
+            if lifted is None:
+                sides.restart_candidate(isolate=False)
+                env["isolation"] = "none: CUDA was not usable inside the namespaces"
+                env["isolation_failures"] = failures
+                env["files"] = "not restricted: not isolated"
+                self.verdict.warnings.append(
+                    f"the candidate ran without namespace isolation: CUDA was not usable inside ({failures[-1]})"
+                )
+                return
+            left_out += (lifted,)
+            sides.restart_candidate(isolate=True, left_out=left_out)
+            probe = sides.hello_candidate()
         env["files"] = str(probe.get("files"))
         if not env["files"].startswith("read-only"):
             self.verdict.warnings.append(f"the candidate's file system was not locked down: {env['files']}")
-        if self.on_cuda and probe.get("cuda") is not True:
-            sides.restart_candidate_without_isolation()
-            why_not = shortened(" ".join(str(probe.get("cuda")).split()), 300)
-            env["isolation"] = f"none: CUDA was not usable inside the namespaces ({why_not})"
-            env["files"] = "not restricted: not isolated"
+        pieces = "user, PID, mount, network, IPC and UTS namespaces"
+        env["isolation"] = pieces + ("" if "filter" in left_out else ", and a seccomp filter")
+        if failures:
+            env["isolation_failures"] = failures
             self.verdict.warnings.append(
-                f"the candidate ran without namespace isolation: CUDA was not usable inside ({why_not})"
+                f"the candidate ran with less isolation: CUDA did not start inside until its "
+                f"{' and '.join(_PIECE_NAMES[p] for p in left_out)} went ({'; '.join(failures)})"
             )
-            return
-        env["isolation"] = "user, PID, mount, network, IPC and UTS namespaces, and a seccomp filter"
 
     def _check_evidence(self, reply: dict, stage: str) -> None:
         """What the candidate's runner saw in its own process: replaced timing primitives, torch.compile."""

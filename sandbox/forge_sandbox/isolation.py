@@ -299,7 +299,26 @@ def layout(own: str, readable: list[str], caches: dict[str, str], gpu: bool = Tr
         and not any(_under(h, [p]) for h in hidden)  # /tmp itself (or / ) would undo the tmpfs
         and not any(_under(w, [p]) for w in [*writable, own])
     ]
-    return {"own": os.path.abspath(own), "writable": writable, "readable": keep, "gpu": gpu}
+    return {"own": os.path.abspath(own), "writable": writable, "readable": keep, "gpu": gpu,
+            "sockets": host_socket_files(), "files": True, "filter": True}  # fmt: skip
+
+
+def host_socket_files(table: str = "/proc/net/unix", limit: int = 1024) -> list[str]:
+    """The files of the local sockets that processes of this network namespace listen on, read on the
+    host: inside they are covered by an empty file (restrict_files), so that where the system call
+    filter lets a candidate make local sockets (on a GPU, see filter_system_calls) none reaches a daemon
+    of the host's through a folder it may read."""
+    found = []
+    try:
+        with open(table, errors="surrogateescape") as f:
+            next(f, None)  # the header
+            for line in f:
+                fields = line.rstrip("\n").split(None, 7)
+                if len(fields) == 8 and fields[7].startswith("/") and fields[7] not in found:
+                    found.append(fields[7])
+    except OSError:
+        return []
+    return [p for p in found if os.path.exists(p)][:limit]
 
 
 def _dirs(paths: list[str]) -> list[str]:
@@ -379,17 +398,22 @@ def _all_read_only(libc) -> list[str]:
     return failed
 
 
-def restrict_files(own: str, writable: list[str], readable: list[str], gpu: bool = True) -> list[str]:
-    """Every mount read-only (/proc, /sys and /dev too), the hidden folders replaced by private
+def restrict_files(
+    own: str, writable: list[str], readable: list[str], gpu: bool = True, sockets: list[str] = ()
+) -> list[str]:
+    """Every mount read-only (/proc, /sys and /dev too; on a GPU, the folders of processes started
+    later in /proc stay writable: _proc_writable_for_cuda), the hidden folders replaced by private
     tmpfs, then ``readable`` bound back read-only and ``writable`` writable, in that order so that
     no read-only folder covers a writable one, and a private tmpfs over ``own``, its working
-    folder; the GPU's device nodes only with ``gpu``. Returns the mounts that stayed writable; raises
-    OSError when the rest fails."""
+    folder; the GPU's device nodes only with ``gpu``; ``sockets`` (host_socket_files) covered by an
+    empty file. Returns the mounts not made as planned; raises OSError when the rest fails."""
     libc = _libc()
     # Handles on the folders to bring back, taken before anything hides them.
     handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
     handles += [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, True) for p in writable]
     failed = _all_read_only(libc)
+    if gpu:
+        failed += _proc_writable_for_cuda(libc)
     failed += _minimal_dev(libc, gpu)
     for folder, size in hidden_folders().items():
         if os.path.isdir(folder) and not os.path.islink(folder):
@@ -404,6 +428,12 @@ def restrict_files(own: str, writable: list[str], readable: list[str], gpu: bool
         _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)
         _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | (0 if rw else _MS_RDONLY) | _kept_flags(path))
         os.close(fd)
+    for path in sockets:  # those still in sight, the folders brought back included
+        if os.path.exists(path):
+            try:
+                _mount(libc, "/dev/null", path, _MS_BIND)
+            except OSError as exc:
+                failed.append(f"{path} ({exc.strerror})")
     if own:
         os.makedirs(own, exist_ok=True)
         _mount(libc, "tmpfs", own, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data=f"mode=700,size={OWN_FOLDER_SIZE}")
@@ -414,6 +444,28 @@ def restrict_files(own: str, writable: list[str], readable: list[str], gpu: bool
     if own:
         os.chdir(own)  # its own folder, as now mounted (the old working folder is read-only)
     return failed
+
+
+def _proc_writable_for_cuda(libc) -> list[str]:
+    """CUDA's driver names each thread it starts by writing /proc/self/task/TID/comm, and does not
+    start where it cannot (error 304, "OS call failed": forge's first GPU run, an H200 with driver
+    580, where CUDA started in the bare namespaces and failed once /proc was read-only). So on a GPU
+    /proc is writable again, for the processes started from here on only: every entry there now is
+    first bound read-only over itself, the kernel's settings (/proc/sys, /proc/sysrq-trigger, which a
+    runner started by root could write as root) and this process's own folder (it becomes the reaper:
+    its memory, written through /proc/1/mem, would run outside the system call filter). Where any of
+    that fails, /proc stays read-only."""
+    try:
+        for name in os.listdir("/proc"):
+            path = f"/proc/{name}"
+            if name in ("self", "thread-self") or os.path.islink(path):
+                continue  # links to a process's own folder, resolved when used
+            _mount(libc, path, path, _MS_BIND)
+            _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _kept_flags(path))
+        _mount(libc, None, "/proc", _MS_REMOUNT | _MS_BIND | _kept_flags("/proc"))
+    except OSError as exc:
+        return [f"/proc (left read-only, where CUDA may not start: {exc.filename} {exc.strerror})"]
+    return []
 
 
 # Device nodes a kernel candidate may need: the usual pseudo-devices, and the GPU's where it runs on one.
@@ -492,8 +544,10 @@ def settle(layout: dict, *fds: int) -> str:
         lock_mounts()  # always: even a partial restriction must not be undone from inside
     except OSError as exc:
         files = f"not restricted: the mounts could not be locked ({exc.strerror})"
+    if not layout.get("filter", True):
+        return files + "; no system call filter (left out: CUDA did not start under it)"
     try:
-        filter_system_calls()
+        filter_system_calls(local_sockets=bool(layout.get("gpu")))
     except (OSError, KeyError) as exc:  # KeyError: a machine type without a filter here
         files += f"; no system call filter: socket files stay reachable, namespaces can be made ({exc})"
     return files
@@ -502,13 +556,15 @@ def settle(layout: dict, *fds: int) -> str:
 def _restrict(layout: dict) -> str:
     if not layout:
         return "not restricted: no layout given"
+    if not layout.get("files", True):
+        return "not restricted: left out (CUDA did not start with the files restricted)"
     try:
         failed = restrict_files(layout.get("own", ""), layout.get("writable", []), layout.get("readable", []),
-                                gpu=layout.get("gpu", True))  # fmt: skip
+                                gpu=layout.get("gpu", True), sockets=layout.get("sockets", []))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - any failure here is a note, and the runner goes on
         return f"not restricted: {getattr(exc, 'strerror', None) or exc} ({getattr(exc, 'filename', '')})"
     if failed:
-        return f"partly read-only: {len(failed)} mounts stayed writable, first {failed[0]}"
+        return f"partly read-only: {len(failed)} mounts not made as planned, first {failed[0]}"
     return f"read-only except its folder, temp files and {len(layout.get('writable', []))} cache folders"
 
 
@@ -588,12 +644,16 @@ def _assemble(program: list[tuple]) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def filter_system_calls() -> None:
+def filter_system_calls(local_sockets: bool = False) -> None:
     """A seccomp filter, inherited by everything the process starts and never lifted:
 
     * socket(AF_UNIX), socket(AF_VSOCK) and socket(AF_ALG) fail with EPERM: the network namespace
       already cuts IP; this keeps a candidate from connecting to a socket file it can still see (an
-      ssh control socket in the home folder, say) and from the kernel's crypto threads;
+      ssh control socket in the home folder, say) and from the kernel's crypto threads. With
+      ``local_sockets`` (on a GPU) AF_UNIX is let through: CUDA did not start under this filter on
+      forge's first GPU run, and a local socket is the one thing refused here that a driver's start
+      is known to make (a daemon's, MPS's); the host's listening socket files are covered inside
+      (host_socket_files) and abstract ones stay in the host's network namespace;
     * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and so does
       clone with CLONE_PARENT; clone3, whose flags a filter cannot read, fails with ENOSYS, so that
       the C library falls back to clone;
@@ -619,7 +679,7 @@ def filter_system_calls() -> None:
         (jset, _CLONE_NAMESPACES | _CLONE_PARENT, "refuse", "allow"),
         "socket",
         (ld, 16),  # args[0]: the address family
-        (jeq, _AF_UNIX, "refuse", None),
+        (jeq, _AF_UNIX, "allow" if local_sockets else "refuse", None),
         (jeq, _AF_VSOCK, "refuse", None),
         (jeq, _AF_ALG, "refuse", "allow"),
         "allow",

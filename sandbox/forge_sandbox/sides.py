@@ -104,7 +104,9 @@ class Sides:
             return self._keep(RunnerProcess("reference", os.path.join(self.workdir, "reference"), self.opt.device,
                                             env=env, extra_args=self._thread_args(), shared_fd=fd))  # fmt: skip
 
-    def _start_candidate(self, isolate: bool) -> RunnerProcess:
+    def _start_candidate(self, isolate: bool, left_out: tuple[str, ...] = ()) -> RunnerProcess:
+        """``left_out``: pieces of the isolation ("filter", "files": isolation.settle) that CUDA did not
+        start under (evaluate._check_isolation), for a GPU machine whose driver needs what they refuse."""
         own = os.path.join(self.workdir, "candidate")
         prefix, args = [], []
         if isolate:
@@ -112,7 +114,8 @@ class Sides:
             if prefix:
                 readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
                 gpu = self.opt.device.startswith("cuda")  # a CPU task's candidate gets no GPU device nodes
-                args = ["--layout", json.dumps(isolation.layout(own, readable, self.caches, gpu=gpu))]
+                layout = isolation.layout(own, readable, self.caches, gpu=gpu) | {p: False for p in left_out}
+                args = ["--layout", json.dumps(layout)]
         env = {**self.caches, **self._thread_environment(), **self.opt.extra_env}
         with self._shared_fd("candidate") as fd:
             runner = RunnerProcess("candidate", own, self.opt.device, env=env, prefix=prefix,
@@ -121,16 +124,19 @@ class Sides:
         # What it writes where the host can see it (its caches, and its folder when not isolated) is
         # bounded while it runs; what is left after the evaluation is tidied (isolation.tidy_caches).
         watched = [v for k, v in self.caches.items() if k in isolation.CACHE_VARIABLES]
-        watched += [] if runner.isolated else [own]
+        watched += [] if runner.isolated and "files" not in left_out else [own]
         runner.watch = lambda: _over_budget(watched, runner.processes())
         self.cand_watch = ResourceWatch(runner, self.memory_limit(), runner_cgroups.MAX_TASKS)
         self.resource_watches.append(self.cand_watch)
         return self._keep(runner)
 
-    def restart_candidate_without_isolation(self) -> None:
+    def restart_candidate(self, isolate: bool, left_out: tuple[str, ...] = ()) -> None:
+        """A fresh candidate runner, before any of the candidate's code: with less isolation (_start_candidate)."""
+        self.cand_watch.stop()
+        self.resource_watches.remove(self.cand_watch)
         self.cand.close()
         self.runners.remove(self.cand)
-        self.cand = self._start_candidate(isolate=False)
+        self.cand = self._start_candidate(isolate, left_out)
         self.cand_hello = None  # the new runner has not said hello
 
     @contextlib.contextmanager
