@@ -415,14 +415,17 @@ def test_a_log_swapped_for_a_fifo_does_not_hang_the_host(isolate):
 
 
 _SETTLED_PROBE = """
-import errno, json, os, socket, sys, threading
+import errno, json, os, socket, sys, threading, time
 from forge_sandbox import isolation
+# a thread of the runner's before it settles, as torch's import leaves one: it stays in the reaper
+reaper_thread = threading.Thread(target=time.sleep, args=(60,), daemon=True)
+reaper_thread.start()
 files = isolation.settle(json.loads(sys.argv[1]))  # made on the host, as the runner's is (sides.py)
 
 def attempt(what, path, mode="w"):
     try:
         with open(path, mode) as f:
-            f.write("x")
+            f.write("1")
         return what + " written"
     except OSError as exc:
         return what + " " + errno.errorcode[exc.errno]
@@ -437,13 +440,10 @@ results += names
 results.append(attempt("hostname", "/proc/sys/kernel/hostname"))
 results.append(attempt("sysrq", "/proc/sysrq-trigger"))
 results.append(attempt("reaper", "/proc/1/mem", "r+b"))
+results.append(attempt("reaper_thread", f"/proc/{reaper_thread.native_id}/oom_score_adj"))
 try:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(sys.argv[2])
-        results.append("socket connected")
-    except OSError as exc:
-        results.append("socket " + errno.errorcode[exc.errno])
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
+    results.append("socket made")
 except OSError as exc:
     results.append("socket " + errno.errorcode[exc.errno])
 print(" ".join(results))
@@ -453,43 +453,33 @@ print(" ".join(results))
 def test_on_a_gpu_procfs_is_writable_only_for_the_candidates_own_processes(tmp_path):
     # forge's first GPU run (H200, driver 580, 2026-11-26): CUDA did not start in the candidate's
     # namespaces (error 304) once /proc was read-only, since its driver names its threads through
-    # /proc/self/task/TID/comm, nor under the system call filter. On a GPU procfs is writable for the
-    # processes started inside, the kernel's settings and the reaper's memory stay read-only, and
-    # local sockets may be made while the host's socket files are covered. Elsewhere all stays shut.
-    import socket
-
+    # /proc/self/task/TID/comm. On a GPU procfs is writable for the processes started inside; the
+    # kernel's settings and the reaper's folders, its threads' too (review of that change), stay
+    # read-only. Local sockets stay refused unless the operator lifts that (FORGE_LESS_ISOLATION).
     from forge_sandbox import isolation
 
     prefix, why_not = isolation.isolation_prefix()
     if not prefix:
         pytest.skip(f"no namespaces here: {why_not}")
-    folder = tempfile.mkdtemp(prefix="forge-test-settle-", dir=os.path.expanduser("~"))
-    path = os.path.join(folder, "daemon.sock")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen()
     env = {**os.environ, "PYTHONPATH": str(REPO / "sandbox")}
-    try:
-        assert path in isolation.host_socket_files()
-        found = {}
-        for machine in ("gpu", "cpu"):
-            layout = isolation.layout(str(tmp_path / machine), [folder], {}, gpu=machine == "gpu")
-            done = subprocess.run([*prefix, sys.executable, "-c", _SETTLED_PROBE, json.dumps(layout), path],
-                                  capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
-            assert done.returncode == 0, done.stderr[-2000:]
-            found[machine] = done.stdout.split()
-        if found["cpu"][0] != "read-only":
-            pytest.skip(f"no read-only mounts here: {found}")
-        assert found["gpu"][0] == "read-only", found
-        gpu = dict(zip(found["gpu"][1::2], found["gpu"][2::2]))
-        assert gpu["comm"] == "written" and gpu["hostname"] == "EROFS", found
-        assert gpu["sysrq"] in {"EROFS", "ENOENT"}, found  # ENOENT: a kernel without magic SysRq
-        assert gpu["reaper"] in {"EROFS", "ENOENT", "EACCES", "EPERM"}, found  # its folder: bound read-only
-        assert gpu["socket"] in {"ECONNREFUSED", "ENOTSOCK"}, found  # the host's socket file: an empty one
-        assert found["cpu"][1:3] == ["comm", "EROFS"] and found["cpu"][-2:] == ["socket", "EPERM"], found
-    finally:
-        listener.close()
-        shutil.rmtree(folder, ignore_errors=True)
+    found = {}
+    for machine in ("gpu", "cpu", "gpu-sockets"):
+        layout = isolation.layout(str(tmp_path / machine), [], {}, gpu=machine != "cpu")
+        layout["local_sockets"] = machine == "gpu-sockets"
+        done = subprocess.run([*prefix, sys.executable, "-c", _SETTLED_PROBE, json.dumps(layout)],
+                              capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        found[machine] = dict(zip(done.stdout.split()[1::2], done.stdout.split()[2::2]))
+        found[machine]["files"] = done.stdout.split()[0]
+    if found["cpu"]["files"] != "read-only":
+        pytest.skip(f"no read-only mounts here: {found}")
+    gpu, cpu = found["gpu"], found["cpu"]
+    assert gpu["files"] == "read-only" and gpu["comm"] == "written" and gpu["hostname"] == "EROFS", found
+    assert gpu["sysrq"] in {"EROFS", "ENOENT"}, found  # ENOENT: a kernel without magic SysRq
+    assert gpu["reaper"] in {"EROFS", "ENOENT", "EACCES", "EPERM"}, found  # its folder: bound read-only
+    assert gpu["reaper_thread"] == "EROFS", found
+    assert gpu["socket"] == cpu["socket"] == "EPERM" and found["gpu-sockets"]["socket"] == "made", found
+    assert cpu["comm"] == "EROFS" and cpu["reaper_thread"] == "EROFS", found
 
 
 def test_the_seccomp_filter_refuses_local_sockets_io_uring_namespaces_and_tracing():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from conftest import REPO, TASKS, cpu_eval
@@ -136,8 +138,8 @@ class _SidesWhereCudaNeeds:
     """Stands in for the runners (sides.Sides) on a GPU machine whose driver starts CUDA only once the
     named pieces of the candidate's isolation are lifted."""
 
-    def __init__(self, lifted_for_cuda: set[str] | None):
-        self.lifted_for_cuda = lifted_for_cuda  # None: CUDA never starts inside
+    def __init__(self, lifted_for_cuda: set[str] | None, error: str = "RuntimeError: Error 304: OS call failed"):
+        self.lifted_for_cuda, self.error = lifted_for_cuda, error  # None: CUDA never starts inside
         self.isolated, self.left_out, self.restarts = True, (), []
         self.no_isolation = None
 
@@ -146,39 +148,62 @@ class _SidesWhereCudaNeeds:
         return self
 
     def hello_candidate(self) -> dict:
-        works = self.isolated is False or (
-            self.lifted_for_cuda is not None and self.lifted_for_cuda <= set(self.left_out)
-        )
-        return {"files": "read-only except its folder", "cuda": True if works else "RuntimeError: error 304"}
+        works = self.lifted_for_cuda is not None and self.lifted_for_cuda <= set(self.left_out)
+        return {"files": "read-only except its folder", "cuda": True if works else self.error}
 
     def restart_candidate(self, isolate: bool, left_out: tuple[str, ...] = ()) -> None:
         self.isolated, self.left_out = isolate, left_out
-        self.restarts.append((isolate, left_out))
+        self.restarts.append(left_out)
 
 
-@pytest.mark.parametrize(
-    "needs, restarts, isolation",
-    [
-        (set(), [], "namespaces, and a seccomp filter"),
-        ({"filter"}, [(True, ("filter",))], "UTS namespaces"),
-        ({"filter", "files"}, [(True, ("filter",)), (True, ("filter", "files"))], "UTS namespaces"),
-        (None, [(True, ("filter",)), (True, ("filter", "files")), (False, ())], "none: CUDA was not usable"),
-    ],
-)
-def test_where_cuda_does_not_start_inside_the_isolation_is_lifted_one_piece_at_a_time(needs, restarts, isolation):
-    # forge's first GPU run (H200, 2026-11-26): CUDA did not start in the candidate's namespaces, and
-    # the candidate went without any isolation. Now the filter goes first, then the file restriction,
-    # and the verdict keeps why each try failed.
+def _check_isolation(sides, less_isolation: bool):
     from forge_sandbox.evaluate import _Pipeline
     from forge_sandbox.verdict import Verdict
 
     pipeline = _Pipeline.__new__(_Pipeline)
-    pipeline.on_cuda, pipeline.verdict = True, Verdict(status="passed")
-    pipeline.sides = sides = _SidesWhereCudaNeeds(needs)
+    pipeline.on_cuda, pipeline.verdict, pipeline.sides = True, Verdict(status="passed"), sides
+    pipeline.opt = EvalOptions(device="cuda", less_isolation=less_isolation)
     pipeline._check_isolation()
-    env, warnings = pipeline.verdict.environment, pipeline.verdict.warnings
+    return pipeline.verdict
+
+
+@pytest.mark.parametrize(
+    "needs, restarts",
+    [
+        (set(), []),
+        ({"local_sockets"}, [("local_sockets",)]),
+        ({"local_sockets", "filter"}, [("local_sockets",), ("local_sockets", "filter")]),
+    ],
+)
+def test_where_cuda_does_not_start_inside_the_isolation_stops_unless_the_operator_allows_less(needs, restarts):
+    # forge's first GPU run (H200, 2026-11-26): CUDA did not start in the candidate's namespaces, and
+    # every candidate ran without any isolation, with a warning. Now forge stops there with an error;
+    # FORGE_LESS_ISOLATION lifts the pieces one at a time, and the verdict keeps why each try failed.
+    if restarts:
+        with pytest.raises(TaskError, match="FORGE_LESS_ISOLATION"):
+            _check_isolation(_SidesWhereCudaNeeds(needs), less_isolation=False)
+    sides = _SidesWhereCudaNeeds(needs)
+    verdict = _check_isolation(sides, less_isolation=True)
     assert sides.restarts == restarts
-    assert env["isolation"].endswith(isolation) or env["isolation"].startswith(isolation), env
+    env = verdict.environment
     assert len(env.get("isolation_failures", [])) == len(restarts), env
-    assert all("error 304" in why for why in env.get("isolation_failures", []))
-    assert bool(warnings) == bool(restarts), warnings
+    assert all("304" in why for why in env.get("isolation_failures", []))
+    assert bool(verdict.warnings) == bool(restarts), verdict.warnings
+    assert env["isolation"].endswith("seccomp filter") == ("filter" not in needs), env
+
+
+def test_less_isolation_lifts_nothing_for_another_cuda_error_and_never_the_files_as_root():
+    with pytest.raises(TaskError, match="out of memory"):
+        _check_isolation(
+            _SidesWhereCudaNeeds({"filter"}, error="RuntimeError: CUDA out of memory"), less_isolation=True
+        )
+    sides = _SidesWhereCudaNeeds({"local_sockets", "filter", "files"})
+    if os.geteuid() == 0:
+        with pytest.raises(TaskError, match="lifted"):
+            _check_isolation(sides, less_isolation=True)
+        assert sides.restarts == [("local_sockets",), ("local_sockets", "filter")]
+    else:
+        _check_isolation(sides, less_isolation=True)
+        assert sides.restarts[-1] == ("local_sockets", "filter", "files")
+    with pytest.raises(TaskError, match="what may be lifted"):
+        _check_isolation(_SidesWhereCudaNeeds(None), less_isolation=True)

@@ -31,6 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--no-isolate", action="store_true", help="run the candidate without namespaces of its own")
     ev.add_argument("--profile-isolated", action="store_true", help="run ncu's target in the namespaces too")
     ev.add_argument(
+        "--less-isolation",
+        action="store_true",
+        help="where CUDA does not start in the candidate's isolation, lift its pieces one at a time (as FORGE_LESS_ISOLATION=1)",
+    )
+    ev.add_argument(
         "--compile-mode", default="default", help="torch.compile mode of the second baseline; none: leave it out"
     )
     ev.add_argument(
@@ -51,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         profile_dir=os.path.abspath(args.profile_dir),
         isolate=not args.no_isolate,
         profile_isolated=args.profile_isolated,
+        less_isolation=args.less_isolation or os.environ.get("FORGE_LESS_ISOLATION") == "1",
         compile_baseline=args.compile_mode != "none",
         compile_mode="default" if args.compile_mode == "none" else args.compile_mode,
         threads=args.threads,

@@ -67,6 +67,9 @@ class EvalOptions:
     profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
     isolate: bool = True  # the candidate's runner in namespaces of its own (isolation.py), where available
     profile_isolated: bool = False  # run ncu's target in the candidate's namespaces too (unproven on GPUs)
+    # Where CUDA does not start in the candidate's isolation, lift its pieces one at a time rather than
+    # stop (evaluate._Pipeline._refuse_less_isolation): the operator's choice, never a default.
+    less_isolation: bool = field(default_factory=lambda: os.environ.get("FORGE_LESS_ISOLATION") == "1")
     extra_env: dict = field(default_factory=dict)  # variables the candidate's process gets besides the kept ones
     memory_gb: float | None = None  # what the candidate's processes may keep resident; default half the machine's
 
@@ -115,7 +118,17 @@ def _stop_verdict(verdict: Verdict, stop: Stop) -> None:
     verdict.compile_log = stop.compile_log or verdict.compile_log
 
 
-_PIECE_NAMES = {"filter": "system call filter", "files": "file restriction"}
+# What FORGE_LESS_ISOLATION lets go, in this order, where CUDA does not start inside (_check_isolation).
+_LESS_ISOLATION = ("local_sockets", "filter", "files", None)
+_PIECE_NAMES = {
+    "local_sockets": "the filter's refusal of local sockets",
+    "filter": "the system call filter",
+    "files": "the file restriction",
+}
+
+
+def _lifted_text(pieces: tuple[str, ...]) -> str:
+    return " and ".join(_PIECE_NAMES[p] for p in pieces)
 
 
 class _Pipeline:
@@ -254,40 +267,49 @@ class _Pipeline:
                 self.verdict.warnings.append(f"the candidate ran without namespace isolation: {why_not}")
             return
         probe = sides.hello_candidate()
-        # Where CUDA does not start inside, the pieces of the isolation that a driver may need lifted
-        # go one at a time, the system call filter first, then the file restriction: a machine's driver
-        # decides, the candidate's code has not run yet, and each failure is kept for whoever reads the
-        # verdict (forge's first GPU run, an H200: error 304 under both pieces).
         left_out: tuple[str, ...] = ()
         failures = []
-        for lifted in ("filter", "files", None):
+        for lifted in _LESS_ISOLATION:
             if not self.on_cuda or probe.get("cuda") is True:
                 break
             why = shortened(" ".join(str(probe.get("cuda")).split()), 300)
-            lifted_names = " and ".join(_PIECE_NAMES[p] for p in left_out)
-            failures.append(f"{'with the ' + lifted_names + ' lifted' if left_out else 'fully isolated'}: {why}")
-            if lifted is None:
-                sides.restart_candidate(isolate=False)
-                env["isolation"] = "none: CUDA was not usable inside the namespaces"
-                env["isolation_failures"] = failures
-                env["files"] = "not restricted: not isolated"
-                self.verdict.warnings.append(
-                    f"the candidate ran without namespace isolation: CUDA was not usable inside ({failures[-1]})"
-                )
-                return
+            failures.append(f"{'with ' + _lifted_text(left_out) + ' lifted' if left_out else 'fully isolated'}: {why}")
+            self._refuse_less_isolation(lifted, why, failures)
             left_out += (lifted,)
             sides.restart_candidate(isolate=True, left_out=left_out)
             probe = sides.hello_candidate()
         env["files"] = str(probe.get("files"))
         if not env["files"].startswith("read-only"):
             self.verdict.warnings.append(f"the candidate's file system was not locked down: {env['files']}")
-        pieces = "user, PID, mount, network, IPC and UTS namespaces"
-        env["isolation"] = pieces + ("" if "filter" in left_out else ", and a seccomp filter")
+        env["isolation"] = "user, PID, mount, network, IPC and UTS namespaces" + (
+            "" if "filter" in left_out else ", and a seccomp filter"
+        )
         if failures:
             env["isolation_failures"] = failures
             self.verdict.warnings.append(
-                f"the candidate ran with less isolation: CUDA did not start inside until its "
-                f"{' and '.join(_PIECE_NAMES[p] for p in left_out)} went ({'; '.join(failures)})"
+                f"the candidate ran with less isolation (FORGE_LESS_ISOLATION): CUDA did not start inside until "
+                f"{_lifted_text(left_out)} went ({'; '.join(failures)})"
+            )
+
+    def _refuse_less_isolation(self, lifted: str | None, why: str, failures: list[str]) -> None:
+        """Fail closed where CUDA does not start inside the candidate's isolation (forge's first GPU run,
+        an H200: error 304 under the read-only /proc, now writable for its own processes on a GPU, and
+        under the system call filter). Its pieces are lifted one at a time only where the operator
+        allows it, only for the driver's "OS call failed" (any other error, a full GPU say, lifts
+        nothing), and the file restriction never for a runner started by root (which could then write
+        the kernel's settings and the system's files). The candidate's code has not run yet."""
+        if not self.opt.less_isolation:
+            raise TaskError(
+                f"CUDA does not start inside the candidate's isolation on this machine ({why}); forge runs no "
+                "candidate with less isolation unless told to: FORGE_LESS_ISOLATION=1 (or --less-isolation) "
+                "lifts the pieces that stop it one at a time, --no-isolate runs it without namespaces"
+            )
+        if not any(mark in why for mark in ("304", "OS call failed", "OPERATING_SYSTEM")):
+            raise TaskError(f"CUDA does not start inside the candidate's isolation on this machine ({why})")
+        if lifted is None or (lifted == "files" and os.geteuid() == 0):
+            raise TaskError(
+                "CUDA does not start inside the candidate's isolation on this machine, with what may be lifted "
+                f"lifted ({'; '.join(failures)}); --no-isolate runs it without namespaces"
             )
 
     def _check_evidence(self, reply: dict, stage: str) -> None:

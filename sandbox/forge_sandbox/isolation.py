@@ -300,25 +300,7 @@ def layout(own: str, readable: list[str], caches: dict[str, str], gpu: bool = Tr
         and not any(_under(w, [p]) for w in [*writable, own])
     ]
     return {"own": os.path.abspath(own), "writable": writable, "readable": keep, "gpu": gpu,
-            "sockets": host_socket_files(), "files": True, "filter": True}  # fmt: skip
-
-
-def host_socket_files(table: str = "/proc/net/unix", limit: int = 1024) -> list[str]:
-    """The files of the local sockets that processes of this network namespace listen on, read on the
-    host: inside they are covered by an empty file (restrict_files), so that where the system call
-    filter lets a candidate make local sockets (on a GPU, see filter_system_calls) none reaches a daemon
-    of the host's through a folder it may read."""
-    found = []
-    try:
-        with open(table, errors="surrogateescape") as f:
-            next(f, None)  # the header
-            for line in f:
-                fields = line.rstrip("\n").split(None, 7)
-                if len(fields) == 8 and fields[7].startswith("/") and fields[7] not in found:
-                    found.append(fields[7])
-    except OSError:
-        return []
-    return [p for p in found if os.path.exists(p)][:limit]
+            "files": True, "filter": True, "local_sockets": False}  # fmt: skip
 
 
 def _dirs(paths: list[str]) -> list[str]:
@@ -398,15 +380,13 @@ def _all_read_only(libc) -> list[str]:
     return failed
 
 
-def restrict_files(
-    own: str, writable: list[str], readable: list[str], gpu: bool = True, sockets: list[str] = ()
-) -> list[str]:
+def restrict_files(own: str, writable: list[str], readable: list[str], gpu: bool = True) -> list[str]:
     """Every mount read-only (/proc, /sys and /dev too; on a GPU, the folders of processes started
     later in /proc stay writable: _proc_writable_for_cuda), the hidden folders replaced by private
     tmpfs, then ``readable`` bound back read-only and ``writable`` writable, in that order so that
     no read-only folder covers a writable one, and a private tmpfs over ``own``, its working
-    folder; the GPU's device nodes only with ``gpu``; ``sockets`` (host_socket_files) covered by an
-    empty file. Returns the mounts not made as planned; raises OSError when the rest fails."""
+    folder; the GPU's device nodes only with ``gpu``. Returns the mounts not made as planned; raises
+    OSError when the rest fails."""
     libc = _libc()
     # Handles on the folders to bring back, taken before anything hides them.
     handles = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, False) for p in readable]
@@ -428,12 +408,6 @@ def restrict_files(
         _mount(libc, f"/proc/self/fd/{fd}", path, _MS_BIND)
         _mount(libc, None, path, _MS_REMOUNT | _MS_BIND | (0 if rw else _MS_RDONLY) | _kept_flags(path))
         os.close(fd)
-    for path in sockets:  # those still in sight, the folders brought back included
-        if os.path.exists(path):
-            try:
-                _mount(libc, "/dev/null", path, _MS_BIND)
-            except OSError as exc:
-                failed.append(f"{path} ({exc.strerror})")
     if own:
         os.makedirs(own, exist_ok=True)
         _mount(libc, "tmpfs", own, _MS_NOSUID | _MS_NODEV, fstype="tmpfs", data=f"mode=700,size={OWN_FOLDER_SIZE}")
@@ -452,11 +426,15 @@ def _proc_writable_for_cuda(libc) -> list[str]:
     580, where CUDA started in the bare namespaces and failed once /proc was read-only). So on a GPU
     /proc is writable again, for the processes started from here on only: every entry there now is
     first bound read-only over itself, the kernel's settings (/proc/sys, /proc/sysrq-trigger, which a
-    runner started by root could write as root) and this process's own folder (it becomes the reaper:
-    its memory, written through /proc/1/mem, would run outside the system call filter). Where any of
-    that fails, /proc stays read-only."""
+    runner started by root could write as root) and the folders of this process and its threads (it
+    becomes the reaper: its memory, written through /proc/1/mem, would run outside the system call
+    filter). An entry that appears at the top of /proc later (a module loaded later) is not covered.
+    Where any of that fails, /proc stays read-only."""
+    # /proc lists a process's main thread only: this one's other threads (torch's, started at its
+    # import) stay in the reaper too, each with a folder of its own under /proc/TID.
+    names = sorted(set(os.listdir("/proc")) | set(os.listdir("/proc/self/task")))
     try:
-        for name in os.listdir("/proc"):
+        for name in names:
             path = f"/proc/{name}"
             if name in ("self", "thread-self") or os.path.islink(path):
                 continue  # links to a process's own folder, resolved when used
@@ -545,9 +523,9 @@ def settle(layout: dict, *fds: int) -> str:
     except OSError as exc:
         files = f"not restricted: the mounts could not be locked ({exc.strerror})"
     if not layout.get("filter", True):
-        return files + "; no system call filter (left out: CUDA did not start under it)"
+        return files + "; no system call filter (lifted: CUDA did not start under it)"
     try:
-        filter_system_calls(local_sockets=bool(layout.get("gpu")))
+        filter_system_calls(local_sockets=bool(layout.get("local_sockets")))
     except (OSError, KeyError) as exc:  # KeyError: a machine type without a filter here
         files += f"; no system call filter: socket files stay reachable, namespaces can be made ({exc})"
     return files
@@ -560,7 +538,7 @@ def _restrict(layout: dict) -> str:
         return "not restricted: left out (CUDA did not start with the files restricted)"
     try:
         failed = restrict_files(layout.get("own", ""), layout.get("writable", []), layout.get("readable", []),
-                                gpu=layout.get("gpu", True), sockets=layout.get("sockets", []))  # fmt: skip
+                                gpu=layout.get("gpu", True))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - any failure here is a note, and the runner goes on
         return f"not restricted: {getattr(exc, 'strerror', None) or exc} ({getattr(exc, 'filename', '')})"
     if failed:
@@ -603,7 +581,8 @@ _NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220
 # by their PID namespace: see host.runner_processes), ptrace and process_vm_writev (they write into
 # another process's code where no mapping is made: code the host names by the bytes it reads after a
 # timed block must not change unseen, see cpu_samples.UNVERIFIED; /proc/PID/mem, the other way, is on a
-# read-only /proc here), and the kernel's asynchronous I/O (io_setup, io_destroy, io_getevents,
+# read-only /proc here, except on a GPU, where no samples are taken and /proc stays writable for the
+# candidate's own processes: _proc_writable_for_cuda), and the kernel's asynchronous I/O (io_setup, io_destroy, io_getevents,
 # io_submit, io_cancel, io_pgetevents: its transfers go on while the candidate stands frozen, and
 # would while the reference is timed).
 _REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311, 206, 207, 208, 209, 210, 333),
@@ -650,10 +629,10 @@ def filter_system_calls(local_sockets: bool = False) -> None:
     * socket(AF_UNIX), socket(AF_VSOCK) and socket(AF_ALG) fail with EPERM: the network namespace
       already cuts IP; this keeps a candidate from connecting to a socket file it can still see (an
       ssh control socket in the home folder, say) and from the kernel's crypto threads. With
-      ``local_sockets`` (on a GPU) AF_UNIX is let through: CUDA did not start under this filter on
-      forge's first GPU run, and a local socket is the one thing refused here that a driver's start
-      is known to make (a daemon's, MPS's); the host's listening socket files are covered inside
-      (host_socket_files) and abstract ones stay in the host's network namespace;
+      ``local_sockets`` AF_UNIX is let through: only where an operator allows less isolation for a GPU
+      whose driver did not start under the whole filter (evaluate._check_isolation), since a local
+      socket is the one thing refused here that a driver's start is known to make; socket files the
+      candidate can still see (under /var, /opt) are then in its reach;
     * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and so does
       clone with CLONE_PARENT; clone3, whose flags a filter cannot read, fails with ENOSYS, so that
       the C library falls back to clone;

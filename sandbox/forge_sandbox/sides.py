@@ -105,8 +105,9 @@ class Sides:
                                             env=env, extra_args=self._thread_args(), shared_fd=fd))  # fmt: skip
 
     def _start_candidate(self, isolate: bool, left_out: tuple[str, ...] = ()) -> RunnerProcess:
-        """``left_out``: pieces of the isolation ("filter", "files": isolation.settle) that CUDA did not
-        start under (evaluate._check_isolation), for a GPU machine whose driver needs what they refuse."""
+        """``left_out``: pieces of the isolation lifted (isolation.settle: "local_sockets", "filter",
+        "files"), where an operator allows it for a GPU whose driver does not start under them
+        (evaluate._check_isolation)."""
         own = os.path.join(self.workdir, "candidate")
         prefix, args = [], []
         if isolate:
@@ -114,7 +115,8 @@ class Sides:
             if prefix:
                 readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
                 gpu = self.opt.device.startswith("cuda")  # a CPU task's candidate gets no GPU device nodes
-                layout = isolation.layout(own, readable, self.caches, gpu=gpu) | {p: False for p in left_out}
+                layout = isolation.layout(own, readable, self.caches, gpu=gpu)
+                layout |= {piece: piece == "local_sockets" for piece in left_out}
                 args = ["--layout", json.dumps(layout)]
         env = {**self.caches, **self._thread_environment(), **self.opt.extra_env}
         with self._shared_fd("candidate") as fd:
