@@ -38,11 +38,11 @@ print(f"cuda ok in {time.perf_counter() - t:.2f} s")
 PIECES = {
     "files": "isolation.restrict_files(own, [], readable, gpu=True)",
     "files+lock": "isolation.restrict_files(own, [], readable, gpu=True); isolation.lock_mounts()",
-    "filter": "isolation.filter_system_calls(local_sockets=True)",
+    "filter": "isolation.filter_system_calls()",
+    "filter, local sockets": "isolation.filter_system_calls(local_sockets=True)",
     "settle": "print(isolation.settle(isolation.layout(own, readable, {}, gpu=True)))",
     "settle, local sockets": "print(isolation.settle(isolation.layout(own, readable, {}, gpu=True) | {'local_sockets': True}))",
     "settle, no filter": "print(isolation.settle(isolation.layout(own, readable, {}, gpu=True) | {'filter': False}))",
-    "filter, no local sockets": "isolation.filter_system_calls(local_sockets=False)",
 }
 
 

@@ -56,10 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         profile_dir=os.path.abspath(args.profile_dir),
         isolate=not args.no_isolate,
         profile_isolated=args.profile_isolated,
-        less_isolation=args.less_isolation or os.environ.get("FORGE_LESS_ISOLATION") == "1",
         compile_baseline=args.compile_mode != "none",
         compile_mode="default" if args.compile_mode == "none" else args.compile_mode,
         threads=args.threads,
+        # without the flag, EvalOptions' own default (FORGE_LESS_ISOLATION)
+        **({"less_isolation": True} if args.less_isolation else {}),
     )
     try:
         verdict = evaluate(args.task, args.candidate, options)

@@ -582,9 +582,9 @@ _NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220
 # another process's code where no mapping is made: code the host names by the bytes it reads after a
 # timed block must not change unseen, see cpu_samples.UNVERIFIED; /proc/PID/mem, the other way, is on a
 # read-only /proc here, except on a GPU, where no samples are taken and /proc stays writable for the
-# candidate's own processes: _proc_writable_for_cuda), and the kernel's asynchronous I/O (io_setup, io_destroy, io_getevents,
-# io_submit, io_cancel, io_pgetevents: its transfers go on while the candidate stands frozen, and
-# would while the reference is timed).
+# candidate's own processes: _proc_writable_for_cuda), and the kernel's asynchronous I/O (io_setup,
+# io_destroy, io_getevents, io_submit, io_cancel, io_pgetevents: its transfers go on while the
+# candidate stands frozen, and would while the reference is timed).
 _REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311, 206, 207, 208, 209, 210, 333),
             "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271, 0, 1, 2, 3, 4, 292)}  # fmt: skip
 # Sockets refused: local ones (a socket file reaches a daemon), vsock, and AF_ALG (the kernel's crypto
