@@ -280,19 +280,30 @@ def test_both_runners_keep_freed_memory_so_no_call_pays_for_fresh_pages():
     # Red team round 16: a 40 MiB output was a fresh mapping, every page faulted in, on every call of the
     # reference's, while a candidate that retuned malloc in its own process paid that once. Counted once
     # the heap has grown to hold it (a few first calls), as the timed calls come after verification's.
+    # Each call's faults are counted on their own and the fewest compared: the kernel may unmap kept pages
+    # now and then for reasons of its own (CI once counted two calls' worth in four, on a loaded host), so
+    # one call that faults nothing shows the memory is kept, and one that faults less than all shows it is not.
     script = (
         "import resource, sys, torch\n"
         "from forge_sandbox.runner import keep_freed_memory\n"
         "if sys.argv[1] == 'kept':\n    keep_freed_memory()\n"
         "for _ in range(4):\n    torch.empty(10 * 2**20).fill_(1)\n"
-        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
-        "for _ in range(4):\n    torch.empty(10 * 2**20).fill_(1)\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+        "counts = []\n"
+        "for _ in range(8):\n"
+        "    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "    torch.empty(10 * 2**20).fill_(1)\n"
+        "    counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+        "print(min(counts), max(counts))\n"
     )
     faults = {
-        how: int(subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, check=True).stdout)
+        how: [
+            int(n)
+            for n in subprocess.run(
+                [sys.executable, "-c", script, how], capture_output=True, text=True, check=True
+            ).stdout.split()
+        ]
         for how in ("default", "kept")
     }
     pages = 10 * 2**20 * 4 // 4096  # of one 40 MiB output
-    assert faults["default"] > 3 * pages, faults  # glibc's own: faulted in again every time
-    assert faults["kept"] < pages // 10, faults
+    assert faults["default"][0] > 0.9 * pages, faults  # glibc's own: faulted in again on every call
+    assert faults["kept"][0] < pages // 10, faults
