@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from forge_sandbox import variants
+from forge_sandbox import compare, variants
 from forge_sandbox.compare import compare_checksums, compare_outputs
 from forge_sandbox.timing import Checksummer
 
@@ -121,3 +122,34 @@ def test_an_output_that_rounding_moves_a_lot_is_unstable():
         variants.rounding_spread(lambda i: torch.zeros(3, dtype=torch.int64), [x], torch.zeros(3, dtype=torch.int64))
         is None
     )
+
+
+def test_chunked_comparison_judges_as_one_pass_would(monkeypatch):
+    # The comparison runs over chunks (a full-size output is hundreds of MB): the norms, the worst element,
+    # the counts and the non-finite positions must come out the same wherever the chunks' borders fall.
+    torch.manual_seed(0)
+    expected = torch.randn(6, 50)
+    cases = []
+    close = expected + 1e-6 * torch.randn(6, 50)
+    cases.append((expected, close, None))
+    wrong = close.clone()
+    wrong[1, 3], wrong[4, 40] = 5.0, -7.0  # in different chunks; the second is the worst
+    cases.append((expected, wrong, None))
+    spread = (1 + torch.rand(6, 50)) * 1e-3
+    cases.append((expected, expected + 2e-3, spread))  # within 4x the spread only
+    holes = expected.clone()
+    holes[0, 0], holes[5, 49] = float("nan"), float("-inf")
+    cases.append((holes, holes.clone(), None))
+    moved = holes.clone()
+    moved[5, 49], moved[5, 48] = 0.0, float("-inf")
+    cases.append((holes, moved, None))
+    whole = [compare.compare_outputs(e, a, None, s) for e, a, s in cases]
+    monkeypatch.setattr(compare, "CHUNK", 7)
+    chunked = [compare.compare_outputs(e, a, None, s) for e, a, s in cases]
+    assert [ok for ok, _, _ in whole] == [True, False, True, True, False]
+    assert chunked[1][1].startswith("2 of 300 elements outside tolerance (worst: got -7,")
+    for (ok1, why1, stats1), (ok2, why2, stats2) in zip(whole, chunked):
+        assert (ok1, why1) == (ok2, why2)
+        assert stats1.keys() == stats2.keys()
+        for key in stats1:
+            assert stats1[key] == pytest.approx(stats2[key], rel=1e-9, abs=1e-300)

@@ -82,38 +82,84 @@ def compare_outputs(
             "" if ok else f"{mismatched} of {expected.numel()} integer elements differ",
             {"mismatched": mismatched},
         )
-    e, a = expected.double(), actual.double()
-    for name, fn in (("NaN", torch.isnan), ("+Inf", torch.isposinf), ("-Inf", torch.isneginf)):
-        where_e, where_a = fn(e), fn(a)
-        if not torch.equal(where_e, where_a):
-            n = int((where_e != where_a).sum())
+    return _compare_values(expected, actual, tol, spread)
+
+
+# Elements per chunk of the float64 comparison: a few MiB each, so that a full-size output (hundreds of
+# MB) is compared within the cache's reach and without a float64 copy of it, many times its own size.
+CHUNK = 2**20
+
+
+def _chunks(*tensors):
+    """The same stretch of each flattened tensor (None stays None), CHUNK elements at a time."""
+    flat = [None if t is None else t.reshape(-1) for t in tensors]
+    n = flat[0].numel()
+    for start in range(0, n, CHUNK):
+        yield [None if t is None else t[start : start + CHUNK] for t in flat]
+
+
+def _compare_values(expected: torch.Tensor, actual: torch.Tensor, tol: Tolerance, spread) -> tuple[bool, str, dict]:
+    """The floating-point comparison of the module doc, in two passes over chunks: where the non-finite
+    values are and the reference's norm, then the errors against the bounds that norm sets (in float64)."""
+    spread = spread if spread is not None and spread.shape == expected.shape else None
+    unmatched = {"NaN": 0, "+Inf": 0, "-Inf": 0}
+    finite_count, sum_sq = 0, 0.0
+    for e, a in _chunks(expected, actual):
+        finite = torch.isfinite(e)
+        if not (bool(finite.all()) and bool(torch.isfinite(a).all())):
+            for name, fn in (("NaN", torch.isnan), ("+Inf", torch.isposinf), ("-Inf", torch.isneginf)):
+                unmatched[name] += int((fn(e) != fn(a)).sum())
+            e = e[finite]
+        e = e.double()
+        finite_count += e.numel()
+        sum_sq += float(torch.dot(e, e))
+    for name, n in unmatched.items():
+        if n:
             return False, f"{name} at {n} positions where the reference has none (or the reverse)", {}
-    finite = torch.isfinite(e)
-    e, a = e[finite], a[finite]
     stats = {"max_abs_err": 0.0, "rel_norm_err": 0.0}
-    if e.numel() == 0:
+    if finite_count == 0:
         return True, "", stats
-    diff = (a - e).abs()
-    rms = math.sqrt(float((e * e).mean()))
-    bound = tol.atol * max(1.0, rms) + tol.rtol * e.abs()
-    ref_norm = float(torch.linalg.vector_norm(e))
+    rms = math.sqrt(sum_sq / finite_count)
+    ref_norm = math.sqrt(sum_sq)
+    max_diff, err_sq, over_count, allowance_sq, allowance_max = 0.0, 0.0, 0, 0.0, 0.0
+    worst = (-math.inf, 0.0, 0.0)  # (diff - bound, got, expected) of the element furthest out of bounds
+    for e, a, s in _chunks(expected, actual, spread):
+        finite = torch.isfinite(e)
+        if not bool(finite.all()):  # the same positions in both (the first pass)
+            e, a, s = e[finite], a[finite], None if s is None else s[finite]
+            if not e.numel():
+                continue
+        e, a = e.double(), a.double()
+        diff = a.sub(e)
+        err_sq += float(torch.dot(diff, diff))
+        diff.abs_()
+        bound = e.abs().mul_(tol.rtol).add_(tol.atol * max(1.0, rms))
+        if s is not None:
+            allowance = s.double().mul_(SPREAD_MARGIN)
+            bound.add_(allowance)
+            allowance_sq += float(torch.dot(allowance, allowance))
+            allowance_max = max(allowance_max, float(allowance.max()))
+        max_diff = max(max_diff, float(diff.max()))
+        excess = diff.sub_(bound)  # diff is not needed again
+        n_over = int((excess > 0).sum())
+        if n_over:
+            over_count += n_over
+            k = int(torch.argmax(excess))
+            if float(excess[k]) > worst[0]:
+                worst = (float(excess[k]), float(a[k]), float(e[k]))
     rel_limit, spread_note = tol.rel_norm, ""
-    if spread is not None and spread.shape == expected.shape:
-        allowance = SPREAD_MARGIN * spread.double()[finite]
-        bound = bound + allowance
+    if spread is not None:
         if ref_norm > 0:
-            rel_limit = max(rel_limit, float(torch.linalg.vector_norm(allowance)) / ref_norm)
-        spread_note = f" + {SPREAD_MARGIN:g}x the reference's spread under rounding, up to {float(allowance.max()):.3g}"
-    over = diff > bound
-    err_norm = float(torch.linalg.vector_norm(a - e))
+            rel_limit = max(rel_limit, math.sqrt(allowance_sq) / ref_norm)
+        spread_note = f" + {SPREAD_MARGIN:g}x the reference's spread under rounding, up to {allowance_max:.3g}"
+    err_norm = math.sqrt(err_sq)
     rel = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else math.inf)
-    stats = {"max_abs_err": float(diff.max()), "rel_norm_err": rel, "mismatched": int(over.sum())}
-    if over.any():
-        worst = int(torch.argmax(diff - bound))
+    stats = {"max_abs_err": max_diff, "rel_norm_err": rel, "mismatched": over_count}
+    if over_count:
         return (
             False,
-            f"{int(over.sum())} of {e.numel()} elements outside tolerance "
-            f"(worst: got {float(a[worst]):.6g}, expected {float(e[worst]):.6g}; "
+            f"{over_count} of {finite_count} elements outside tolerance "
+            f"(worst: got {worst[1]:.6g}, expected {worst[2]:.6g}; "
             f"atol {tol.atol:g} x max(1, rms {rms:.3g}), rtol {tol.rtol:g}{spread_note})",
             stats,
         )
