@@ -244,6 +244,24 @@ def test_cheat_never_passes(name):
     assert verdict.reasons, "a rejection must say why"
 
 
+def test_verification_in_groups_of_two_catches_what_one_group_did(monkeypatch):
+    # At a task's full size a configuration's trials are made and checked a group at a time (memory);
+    # at the smallest groups, the kernel that writes every result into one buffer, and one that is
+    # wrong only on a later group's variant, are still caught, and an honest kernel checks every trial.
+    from forge_sandbox import variants
+
+    monkeypatch.setattr(sys.modules["forge_sandbox.evaluate"], "VERIFY_GROUP_BYTES", 1)
+    honest = cpu_eval("honest_triton")
+    assert honest.status == "passed", honest.reasons
+    first = next(record for record in honest.correctness if record["config"] == 0)
+    assert first["trials"] + len(first["variants_dropped"]) == len(variants.trial_plan(5, with_variants=True))
+    assert honest.own_share is not None
+    for name in ("cheat_output_buffer_reused", "cheat_strides_ignored"):
+        verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"))
+        assert verdict.status == "incorrect", (name, verdict.reasons)
+        assert RUNTIME_ONLY[name] in " ".join(verdict.reasons), (name, verdict.reasons)
+
+
 @pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
 def test_runtime_defenses_hold_without_static_checks(name):
     verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False)

@@ -81,19 +81,19 @@ class CandidateRunner:
         return self._evidence()
 
     def cmd_setup(self, msg: dict) -> dict:
-        """``ModelNew`` for one configuration, and the trials the reference accepted (``kept``)."""
+        """``ModelNew`` for one configuration, and its timing inputs."""
         init_inputs = protocol.load_tensors(msg["init_inputs"])
-        trials = protocol.load_tensors(msg["verify_inputs"])
-        plan = msg["variants"]
-        kept = msg["kept"]
-        pool = protocol.load_tensors(msg["pool_inputs"])
-        self.harness.load_inputs([trials[i] for i in kept], [plan[i] for i in kept], pool)
+        self.harness.load_pool(protocol.load_tensors(msg["pool_inputs"]))
         self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
         return {}
 
     def cmd_forward(self, msg: dict) -> dict:
-        """Every verification trial once: the outputs (on the pipe) and what was seen meanwhile."""
+        """One group of verification trials (those of ``verify_inputs`` the reference ``kept``, of
+        ``variants``), each once: the outputs (on the pipe) and what was seen meanwhile; with ``split``,
+        the time of the candidate's own launches in one call (_split)."""
         h = self.harness
+        group = protocol.load_tensors(msg["verify_inputs"])
+        h.load_trials([group[k] for k in msg["kept"]], msg["variants"])
         # Every output is held as returned until all trials have run, as a caller keeps a result while
         # it makes the next: a kernel that writes each call's result into one buffer of its own shows
         # the last trial's result for all of them.
@@ -115,7 +115,8 @@ class CandidateRunner:
             if out is not None:
                 trial["reused_storage"] = any(type(o) is torch.Tensor and _same_storage(o, out) for o in others)
         self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).detach().clone() for o in outputs])
-        return {"trials": trials, "ops": ops, "elements": elements, "split": self._split(), **self._evidence()}
+        split = self._split() if msg.get("split") else None
+        return {"trials": trials, "ops": ops, "elements": elements, "split": split, **self._evidence()}
 
     def _trial(self, inputs: list, grad: bool = False) -> tuple:
         """One verification call (with autograd enabled where ``grad``): its output (None unless a plain
@@ -149,7 +150,7 @@ class CandidateRunner:
         else:
             checkpoint = protocol.load_tensors(msg["checkpoint"]) if msg.get("checkpoint") else None
             unmatched = weights.load_moved(self.harness.model, msg["moves"], by_order, checkpoint)
-        out, trial, record = self._trial(self.harness.trials[int(msg["trial"])])
+        out, trial, record = self._trial(self.harness.first_trial)
         self.payload = protocol.tensors_to_bytes([None if out is None else cpu(out).clone()])
         return {"trial": trial, "ops": dict(record.counts), "elements": dict(record.elements),
                 "unmatched": unmatched, "by_order": by_order, **self._evidence()}  # fmt: skip
@@ -158,7 +159,7 @@ class CandidateRunner:
         """The host-clock time of one forward pass (outside the census) and of its own launches in it."""
         launches, own = self.counter.count, self.counter.seconds
         start = _perf_counter()
-        self.harness.forward(self.harness.model, self.harness.trials[0], census=False)
+        self.harness.forward(self.harness.model, self.harness.first_trial, census=False)
         return {"forward_ms": (_perf_counter() - start) * 1e3, "own_ms": (self.counter.seconds - own) * 1e3,
                 "launches": self.counter.count - launches}  # fmt: skip
 
@@ -184,7 +185,7 @@ class CandidateRunner:
 
     def cmd_kernels(self, msg: dict) -> dict:
         """The device kernels one forward pass launches, with their times, from torch.profiler (CUDA)."""
-        return {"kernels": profile_kernels(self.harness.model, self.harness.trials[0], self.device)}
+        return {"kernels": profile_kernels(self.harness.model, self.harness.first_trial, self.device)}
 
     def _evidence(self) -> dict:
         """Timing primitives replaced since import, and graphs torch.compile compiled."""

@@ -77,6 +77,12 @@ class EvalOptions:
 # A kernel's source is kilobytes; the static check reads the candidate in the host's own process.
 MAX_CANDIDATE_CHARS = 1 << 20
 
+# The inputs and outputs of the verification trials made and checked at once (at least two trials):
+# at a task's full size, all of a configuration's 31 trials would need tens of GB on every side. The
+# candidate holds a group's results until all of its trials have run (a kernel that writes every
+# result into one buffer of its own shows it), so a larger group sees a longer ring of such buffers.
+VERIFY_GROUP_BYTES = 2**30
+
 
 def evaluate(
     task_path: str, candidate_path: str, options: EvalOptions | None = None, task_source: str | None = None
@@ -335,6 +341,7 @@ class _Pipeline:
             )
 
     def _verify(self, config: int, with_variants: bool) -> None:
+        """One configuration's trials (variants.trial_plan), a group at a time (VERIFY_GROUP_BYTES)."""
         sides = self.sides
         log.info("verify: configuration %d%s", config, " with variants" if with_variants else "")
         plan = variants.trial_plan(self.opt.trials, with_variants)
@@ -352,53 +359,62 @@ class _Pipeline:
                 "pool_seeds": [draw_seed() for _ in range(self.opt.pool)],
             }
         )
-        forward = sides.ask_ref({"op": "forward"})
-        expected, spreads = protocol.load_tensors(forward["payload"])
-        if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
-            raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
-        kept, ref_ops, ref_elements = forward["kept"], forward["ops"], forward["elements"]
-        for counts in ref_ops.values():
-            self.reference_ops.update(counts)
         sides.ask_cand(
-            {"op": "setup", "init_seed": init_seed, "variants": plan, "kept": kept,
-             **{k: setup[k] for k in ("init_inputs", "verify_inputs", "pool_inputs")}},
+            {"op": "setup", "init_seed": init_seed, **{k: setup[k] for k in ("init_inputs", "pool_inputs")}},
             stage="verify",
-        )  # fmt: skip
-        limit = outputs_limit(expected)
-        reply, actual = self._ask_verify({"op": "forward"}, limit, trials=list)
-        trials = reply["trials"]
-        if len(actual) != len(expected) or len(trials) != len(expected):
-            raise Malformed("verify", "the wrong number of outputs")
-        record = {
-            "config": config,
-            "overrides": setup.get("overrides", {}),
-            "trials": len(expected),
-            "variants": sorted({plan[i] for i in kept} - {variants.STANDARD}),
-            "variants_dropped": {plan[int(i)]: why for i, why in forward["dropped"].items()},
-        }
+        )
+        record = {"config": config, "overrides": setup.get("overrides", {}), "trials": 0, "variants": [],
+                  "variants_dropped": {}}  # fmt: skip
         self.verdict.correctness.append(record)
-        for j, (i, want, spread, got, trial) in enumerate(zip(kept, expected, spreads, actual, trials)):
-            where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {j + 1}"
-            if plan[i] != variants.STANDARD:
-                where += f" ({variants.describe(plan[i])})"
-            self._check_trial(trial, where)
-            reference = op_census.Record(ref_ops.get(str(i), {}), ref_elements.get(str(i), {}))
-            self._check_ops(reply["ops"].get(str(j)), reply["elements"].get(str(j)), reference, where)
-            ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
-            for key, value in stats.items():
-                record[key] = max(record.get(key, 0), value)
-            if not ok:
-                if trial.get("reused_storage") is True:
-                    reason += (" (its output is the memory of another call's output: a caller that keeps one result "
-                               "while it computes the next finds the first overwritten)")  # fmt: skip
-                raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
-        if config == 0:
-            self._verify_reloaded(plan, kept, record)
-            self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=expected[0].dtype,
-                                             output_bytes=expected[0].numel() * expected[0].element_size(),
+        start, checked, first = 0, 0, None
+        while start < len(plan):
+            forward = sides.ask_ref({"op": "forward", "start": start, "group_bytes": VERIFY_GROUP_BYTES})
+            expected, spreads = protocol.load_tensors(forward["payload"])
+            if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
+                raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
+            kept, ref_ops, ref_elements = forward["kept"], forward["ops"], forward["elements"]
+            record["variants_dropped"].update({plan[int(i)]: why for i, why in forward["dropped"].items()})
+            for counts in ref_ops.values():
+                self.reference_ops.update(counts)
+            limit = outputs_limit(expected)
+            message = {"op": "forward", "verify_inputs": forward["verify_inputs"],
+                       "kept": [i - start for i in kept], "variants": [plan[i] for i in kept],
+                       "split": config == 0 and start == 0}  # fmt: skip
+            reply, actual = self._ask_verify(message, limit, trials=list)
+            trials = reply["trials"]
+            if len(actual) != len(expected) or len(trials) != len(expected):
+                raise Malformed("verify", "the wrong number of outputs")
+            for j, (i, want, spread, got, trial) in enumerate(zip(kept, expected, spreads, actual, trials)):
+                checked += 1
+                where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {checked}"
+                if plan[i] != variants.STANDARD:
+                    where += f" ({variants.describe(plan[i])})"
+                self._check_trial(trial, where)
+                reference = op_census.Record(ref_ops.get(str(i), {}), ref_elements.get(str(i), {}))
+                self._check_ops(reply["ops"].get(str(j)), reply["elements"].get(str(j)), reference, where)
+                ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
+                for key, value in stats.items():
+                    record[key] = max(record.get(key, 0), value)
+                if not ok:
+                    if trial.get("reused_storage") is True:
+                        reason += (" (its output is the memory of another call's output: a caller that keeps one "
+                                   "result while it computes the next finds the first overwritten)")  # fmt: skip
+                    raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+            record["trials"] = checked
+            record["variants"] = sorted(set(record["variants"]) | {plan[i] for i in kept} - {variants.STANDARD})
+            if first is None:
+                first = (expected[0], reply.get("split"))
+            next_start = forward["next"]
+            if not isinstance(next_start, int) or next_start <= start:
+                raise TaskError("the reference runner made no verification trial")  # forge's own bug, not data
+            start = next_start
+        if config == 0 and first is not None:
+            output, split = first
+            self._verify_reloaded(record)
+            self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=output.dtype,
+                                             output_bytes=output.numel() * output.element_size(),
                                              overrides=record["overrides"],
-                                             output_shape=tuple(expected[0].shape))  # fmt: skip
-            split = reply.get("split")
+                                             output_shape=tuple(output.shape))  # fmt: skip
             if not self.on_cuda and isinstance(split, dict):
                 self.verdict.own_share = evidence.own_share_from_split(split)
 
@@ -411,17 +427,12 @@ class _Pipeline:
          "once its parameters change"),
     )  # fmt: skip
 
-    def _verify_reloaded(self, plan: list[str], kept: list[int], record: dict) -> None:
-        """A standard trial of the base shape again after each step that gives both models other
-        weights (WEIGHT_STEPS, weights.py). Both keep the last weights for timing."""
-        j = next((j for j, i in enumerate(kept) if plan[i] == variants.STANDARD), None)
-        if j is None:
-            return
+    def _verify_reloaded(self, record: dict) -> None:
+        """The configuration's first trial (the task's own inputs) again after each step that gives both
+        models other weights (WEIGHT_STEPS, weights.py). Both keep the last weights for timing."""
         sides = self.sides
         for how, key, said, when in self.WEIGHT_STEPS:
-            reloaded = sides.ask_ref(
-                {"op": "reload", "seed": draw_seed(), "trial": kept[j], "checkpoint": how == "load"}
-            )
+            reloaded = sides.ask_ref({"op": "reload", "seed": draw_seed(), "checkpoint": how == "load"})
             moves = reloaded["moves"]
             if not moves:
                 record[key] = reloaded.get("skipped") or "nothing to move"
@@ -430,11 +441,11 @@ class _Pipeline:
                 return
             want, spread = protocol.load_tensors(reloaded["payload"])
             limit = outputs_limit([want])
-            message = {"op": "reload", "how": how, "moves": moves, "trial": j, "checkpoint": reloaded.get("checkpoint")}
+            message = {"op": "reload", "how": how, "moves": moves, "checkpoint": reloaded.get("checkpoint")}
             reply, actual = self._ask_verify(message, limit, trial=dict, unmatched=list, by_order=list)
             if len(actual) != 1:
                 raise Malformed("verify", "the wrong number of outputs")
-            where = f"configuration 0 ({_describe_overrides(record['overrides'])}), trial {j + 1} again, {said}"
+            where = f"configuration 0 ({_describe_overrides(record['overrides'])}), trial 1 again, {said}"
             self._check_trial(reply["trial"], where)
             reference = op_census.Record(reloaded["ops"], reloaded["elements"])
             self._check_ops(reply["ops"], reply["elements"], reference, where)

@@ -141,7 +141,7 @@ def _run_ncu(sides: Sides, verdict: Verdict, options, timed: TimedShape, kernel_
         ncu.ProfileRequest(
             candidate=sides.candidate_copy,
             init_inputs=timed.setup["init_inputs"],
-            inputs=timed.setup["verify_inputs"],
+            inputs=timed.setup["pool_inputs"],
             init_seed=timed.init_seed,
             kernel_names=kernel_names,
             workdir=workdir,

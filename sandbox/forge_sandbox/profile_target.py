@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--candidate", required=True)
     parser.add_argument("--init-inputs", required=True)
-    parser.add_argument("--inputs", required=True, help="the saved input sets; the first one is profiled")
+    parser.add_argument(
+        "--inputs", required=True, help="the saved input sets (the timing pool's); the first one is profiled"
+    )
     parser.add_argument("--init-seed", type=int, required=True)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--warmup", type=int, default=2)

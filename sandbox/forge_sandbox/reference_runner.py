@@ -30,6 +30,9 @@ class ReferenceRunner:
         self.task = None
         self.task_path = ""
         self.compiled = None  # torch.compile of the reference, once asked for
+        self.plan: list[str] = []  # the configuration's verification trials: each one's variant
+        self.trial_seeds: list[int] = []  # and the seed its inputs are made from
+        self.standard_nonfinite = 0  # the most non-finite outputs a trial of the task's own inputs gave
         self.payload = b""  # raw bytes to send after the next reply
         self.channel = None  # runner.Channel, set by serve: the steps inside a timed block
         self.probe_us: float | None = None  # a tiny GPU round trip on an idle GPU (cmd_quiet)
@@ -121,11 +124,8 @@ class ReferenceRunner:
     # -- one configuration ----------------------------------------------------------------------
 
     def cmd_setup(self, msg: dict) -> dict:
-        """Build the reference model for one configuration; make and save every input.
-
-        ``variants`` names each verification trial's variant (variants.py): the distribution
-        variants change the values saved here, the layout variants are made on the device by
-        both runners."""
+        """Build the reference model for one configuration; make and save its timing inputs. The
+        verification trials (``variants``, ``trial_seeds``) are made a group at a time (cmd_forward)."""
         path = msg["task"]
         probe = taskfile.load_task(path, source=msg.get("task_source"))
         overrides = taskfile.configurations(probe, msg["size"])[msg["config"]]
@@ -134,24 +134,18 @@ class ReferenceRunner:
         torch.manual_seed(msg["init_seed"])
         self.harness.model = self.task.Model(*to_device(init_inputs, self.device)).to(self.device)
         self.compiled = None
-        plan = msg["variants"]
-        trials = [
-            [cpu(x) for x in variants.transform_values(self._inputs_from_seed(seed), variant, seed)]
-            for seed, variant in zip(msg["trial_seeds"], plan)
-        ]
+        self.plan, self.trial_seeds = list(msg["variants"]), list(msg["trial_seeds"])
+        self.standard_nonfinite = 0
         pool = [[cpu(x) for x in self._inputs_from_seed(seed)] for seed in msg["pool_seeds"]]
-        self.harness.load_inputs(trials, plan, pool)
+        self.harness.load_pool(pool)
         protocol.save_tensors(self.path("init_inputs.pt"), init_inputs)
-        protocol.save_tensors(self.path("verify_inputs.pt"), trials)
         protocol.save_tensors(self.path("pool_inputs.pt"), pool)
-        first = pool[0]
         return {
             "init_inputs": self.path("init_inputs.pt"),
-            "verify_inputs": self.path("verify_inputs.pt"),
             "pool_inputs": self.path("pool_inputs.pt"),
             "flops": taskfile.declared_number(self.task, "get_flops"),
             "bytes": taskfile.declared_number(self.task, "get_bytes"),
-            "input_bytes": sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor)),
+            "input_bytes": _nbytes(pool[0]),
             "overrides": {k: repr(v) for k, v in overrides.items()},
         }
 
@@ -160,38 +154,53 @@ class ReferenceRunner:
         return taskfile.call_task_function(self.task, "get_inputs", self.task_path)
 
     def cmd_forward(self, msg: dict) -> dict:
-        """The expected outputs (on the pipe) of every trial the reference accepts, with their spread
-        under rounding (variants.rounding_spread), and its operators.
+        """The next group of verification trials from ``start``: their inputs made and saved for the
+        candidate's runner, and the expected outputs (on the pipe) of every one the reference accepts,
+        with their spread under rounding (variants.rounding_spread), and its operators.
 
-        A trial of the task's own inputs that raises is the task's fault; a variant that the
-        reference does not accept (variants.acceptable) is dropped, with the reason."""
+        A group ends once its inputs and outputs hold ``group_bytes`` (at least two trials, so that a
+        kernel that writes every result into one buffer shows it): at full size, every trial at once
+        would not fit in memory. A trial of the task's own inputs that raises is the task's fault; a
+        variant that the reference does not accept (variants.acceptable) is dropped, with the reason."""
         h = self.harness
-        kept, dropped, outputs, spreads, ops, elements = [], {}, [], [], {}, {}
-        standard_nonfinite = 0
-        for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
+        start, budget = int(msg["start"]), int(msg["group_bytes"])
+        group, kept, dropped, outputs, spreads, ops, elements = [], [], {}, [], [], {}, {}
+        held = 0
+        for i in range(start, len(self.plan)):
+            if len(group) >= 2 and held >= budget:
+                break
+            variant = self.plan[i]
+            seed = self.trial_seeds[i]
+            inputs = [cpu(x) for x in variants.transform_values(self._inputs_from_seed(seed), variant, seed)]
+            group.append(inputs)
+            h.load_trials([inputs], [variant])
+            held += _nbytes(inputs)
             standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs
             try:
-                out, record = h.forward(h.model, inputs, census=True)
+                out, record = h.forward(h.model, h.trials[0], census=True)
             except Exception as exc:
                 if standard:
                     raise
                 dropped[str(i)] = f"the reference raised {type(exc).__name__}"
                 continue
             if standard:
-                standard_nonfinite = max(standard_nonfinite, variants.nonfinite(out))
-            if not variants.acceptable(out, variant, standard_nonfinite):
+                self.standard_nonfinite = max(self.standard_nonfinite, variants.nonfinite(out))
+            if not variants.acceptable(out, variant, self.standard_nonfinite):
                 dropped[str(i)] = "the reference's output is not finite"
                 continue
-            spread, share = self._rounding_spread(inputs, out)
+            spread, share = self._rounding_spread(h.trials[0], out)
             if share is not None and not standard:
                 dropped[str(i)] = f"the reference's output moves {share:.1%} when its inputs are rounded differently"
                 continue
             kept.append(i)
             outputs.append(cpu(out).clone() if isinstance(out, torch.Tensor) else out)
             spreads.append(None if spread is None else cpu(spread))
+            held += _nbytes([outputs[-1], spreads[-1]])
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
+        protocol.save_tensors(self.path("verify_inputs.pt"), group)
         self.payload = protocol.tensors_to_bytes([outputs, spreads])
-        return {"kept": kept, "dropped": dropped, "ops": ops, "elements": elements}
+        return {"kept": kept, "dropped": dropped, "ops": ops, "elements": elements, "next": start + len(group),
+                "verify_inputs": self.path("verify_inputs.pt")}  # fmt: skip
 
     def cmd_reload(self, msg: dict) -> dict:
         """Move the reference's parameters as a loaded checkpoint would (weights.py) and run one trial
@@ -201,7 +210,7 @@ class ReferenceRunner:
         Where the moved weights make the reference raise or its output less finite than before, they
         are put back and the step is skipped, with the reason."""
         h = self.harness
-        inputs = h.trials[int(msg["trial"])]
+        inputs = h.first_trial
         if not any(weights.movable(p) for p in h.model.parameters()):
             return {"moves": [], "skipped": "the reference has no trainable floating-point parameters"}
         before, _ = h.forward(h.model, inputs, census=False)
@@ -296,7 +305,11 @@ class ReferenceRunner:
 
     def cmd_kernels(self, msg: dict) -> dict:
         """The GPU kernels one forward pass of the reference launches (CUDA profiler)."""
-        return {"kernels": profile_kernels(self.harness.model, self.harness.trials[0], self.device)}
+        return {"kernels": profile_kernels(self.harness.model, self.harness.first_trial, self.device)}
+
+
+def _nbytes(values: list) -> int:
+    return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
 
 
 def _first_line(exc: BaseException) -> str:

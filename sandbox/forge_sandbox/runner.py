@@ -54,8 +54,9 @@ class ModelHarness:
     def __init__(self, device: torch.device) -> None:
         self.device = device
         self.model = None
-        self.trials: list[list] = []  # verification inputs, on the device, in their variant's layout
-        self.variants: list[str] = []  # the variant of each trial (variants.py)
+        self.trials: list[list] = []  # one group's verification inputs, on the device, in their variant's layout
+        self.variants: list[str] = []  # the variant of each of them (variants.py)
+        self.first_trial: list = []  # the configuration's first trial (the task's own inputs), kept for later
         self.pool: list[list] = []  # timing inputs, on the device
         self.kept: list = []  # the last outputs of the last timed block, until the host fetches them
         self.last_output = None  # hosted: the last call's output, until the host has read it
@@ -63,10 +64,18 @@ class ModelHarness:
         self.shared: list[list] = []  # its two sets of input tensors, once the host laid them out
         self.mapping = None
 
-    def load_inputs(self, trials: list[list], variant_names: list[str], pool: list[list]) -> None:
+    def load_pool(self, pool: list[list]) -> None:
+        """A new configuration's timing inputs; its verification trials come in groups (load_trials)."""
+        self.pool = [to_device(s, self.device) for s in pool]
+        self.trials, self.variants, self.first_trial = [], [], []
+
+    def load_trials(self, trials: list[list], variant_names: list[str]) -> None:
+        """One group of verification trials, in place of the last; the configuration's first trial is
+        kept (a standard one, made again after new weights, profiled and split: its inputs alone)."""
         self.variants = list(variant_names)
         self.trials = [variants.apply_layout(to_device(s, self.device), v) for s, v in zip(trials, variant_names)]
-        self.pool = [to_device(s, self.device) for s in pool]
+        if not self.first_trial and self.trials:
+            self.first_trial = self.trials[0]
 
     def share_inputs(self, layout: list) -> None:
         """Map the two sets of timed inputs the host stages (hosted_calls.SharedInputs.place); what is
