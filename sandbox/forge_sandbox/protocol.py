@@ -58,9 +58,15 @@ def write_message(fd: int, message: dict, payload: bytes = b"", timeout: float |
     """
     if payload:
         message = {**message, "payload_bytes": len(payload)}
-    data = (json.dumps(message, allow_nan=True) + "\n").encode() + payload
-    view = memoryview(data)
     deadline = None if timeout is None else time.monotonic() + timeout
+    # The line and the payload written one after the other: joined, a payload of outputs at a task's
+    # full size (hundreds of MB) would be copied once more for nothing.
+    _write_all(fd, memoryview((json.dumps(message, allow_nan=True) + "\n").encode()), deadline)
+    if payload:
+        _write_all(fd, memoryview(payload).cast("B"), deadline)
+
+
+def _write_all(fd: int, view: memoryview, deadline: float | None) -> None:
     while view:
         try:
             n = os.write(fd, view)
@@ -184,15 +190,16 @@ def save_tensors(path: str, value) -> None:
     torch.save(value, path)
 
 
-def tensors_to_bytes(value) -> bytes:
+def tensors_to_bytes(value) -> memoryview:
+    """``value`` saved as torch.save does, for write_message: a view of the archive, not a copy of it."""
     buffer = io.BytesIO()
     torch.save(value, buffer)
-    return buffer.getvalue()
+    return buffer.getbuffer()
 
 
 def load_tensors(source):
     """Load what a runner sent (a path or bytes), refusing anything but tensors and plain containers."""
-    if isinstance(source, bytes):
+    if isinstance(source, (bytes, bytearray, memoryview)):
         source = io.BytesIO(source)
     return torch.load(source, map_location="cpu", weights_only=True)
 

@@ -158,8 +158,10 @@ def rounding_spread(forward, inputs: list, output) -> torch.Tensor | None:
         other = forward(rounded_differently(inputs, seed))
         if type(other) is not torch.Tensor or other.shape != output.shape:
             return None
-        moved = (other.double() - reference).abs().nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
-        spread = torch.maximum(spread, moved)
+        # in place: at a task's full size each float64 temporary is twice the output
+        moved = other.to(torch.float64, copy=True).sub_(reference).abs_().nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
+        torch.maximum(spread, moved, out=spread)
+        del other, moved
     return spread.to(torch.float64 if output.dtype == torch.float64 else torch.float32)
 
 
