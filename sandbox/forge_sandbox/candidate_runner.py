@@ -60,6 +60,11 @@ class CandidateRunner:
         self.counter = census.LaunchCounter()
         self.payload = b""  # raw bytes to send after the next reply
         self.channel = None  # runner.Channel, set by serve: the steps inside a timed block
+        self.held: list = []  # the configuration's verification outputs, as returned, for cmd_recheck
+        self.held_bytes = 0
+        self.hold_bytes = 0  # the most the host has them held (evaluate.HeldOutputs)
+        self.clean = True  # no trial so far showed what rejects it anyway (_later_calls)
+        self.per_call_s = 0.0  # the slowest group's time per verification call
 
     def cmd_hello(self, msg: dict) -> dict:
         """Before any candidate code: how its files are restricted, and whether CUDA works here."""
@@ -81,10 +86,13 @@ class CandidateRunner:
         return self._evidence()
 
     def cmd_setup(self, msg: dict) -> dict:
-        """``ModelNew`` for one configuration, and its timing inputs."""
+        """``ModelNew`` for one configuration, and its timing inputs; its verification outputs are held
+        up to ``hold_bytes`` (cmd_forward)."""
         init_inputs = protocol.load_tensors(msg["init_inputs"])
         self.harness.load_pool(protocol.load_tensors(msg["pool_inputs"]))
         self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
+        self.held, self.held_bytes, self.hold_bytes = [], 0, int(msg.get("hold_bytes", 0))
+        self.clean, self.per_call_s = True, 0.0
         return {}
 
     def cmd_forward(self, msg: dict) -> dict:
@@ -94,9 +102,10 @@ class CandidateRunner:
         h = self.harness
         group = protocol.load_tensors(msg["verify_inputs"])
         h.load_trials([group[k] for k in msg["kept"]], msg["variants"])
-        # Every output is held as returned until all trials have run, as a caller keeps a result while
-        # it makes the next: a kernel that writes each call's result into one buffer of its own shows
-        # the last trial's result for all of them.
+        # Every output is held as returned until all of the group's trials have run, as a caller keeps a
+        # result while it makes the next: a kernel that writes each call's result into one buffer of its
+        # own shows the last trial's result for all of them. The configuration's outputs stay held after
+        # that, as many as ``hold_bytes`` allows, for cmd_recheck.
         outputs, trials, ops, elements = [], [], {}, {}
         started = _perf_counter()
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
@@ -104,19 +113,39 @@ class CandidateRunner:
             outputs.append(out)
             trials.append(trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
-        # More calls, on the timing pool's inputs (none of them a trial's), each result held too: a kernel
-        # that cycles through a ring of buffers of its own shows a later pool result in an earlier trial's
-        # output once the ring is shorter than the results held, which the host's comparison sees.
-        per_call_s = (_perf_counter() - started) / max(len(trials), 1)
-        later = [h.forward(h.model, h.pool[k % len(h.pool)], census=False)[0]
-                 for k in range(_later_calls(outputs, trials, per_call_s, h))]  # fmt: skip
+        self.per_call_s = max(self.per_call_s, (_perf_counter() - started) / max(len(trials), 1))
+        self.clean = self.clean and not any(t["threads_started"] or t["inputs_changed"] or t["launches"] == 0
+                                            for t in trials)  # fmt: skip
         for i, (trial, out) in enumerate(zip(trials, outputs)):
-            others = outputs[:i] + outputs[i + 1 :] + later
+            others = outputs[:i] + outputs[i + 1 :] + self.held
             if out is not None:
                 trial["reused_storage"] = any(type(o) is torch.Tensor and _same_storage(o, out) for o in others)
         self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).detach().clone() for o in outputs])
+        for out in outputs:  # the host follows the same rule (evaluate.HeldOutputs)
+            size = out.numel() * out.element_size() if out is not None else 0
+            if out is not None and self.held_bytes + size <= self.hold_bytes:
+                self.held.append(out)
+                self.held_bytes += size
         split = self._split() if msg.get("split") else None
         return {"trials": trials, "ops": ops, "elements": elements, "split": split, **self._evidence()}
+
+    def cmd_recheck(self, msg: dict) -> dict:
+        """The configuration's held outputs again, at the host's ``positions`` (one list of flat indices
+        per output, in the order they were held), after more calls on the timing pool's inputs with their
+        results held too: a kernel that cycles through a ring of buffers of its own shows a later result
+        in an earlier one once the ring is shorter than the results held."""
+        h = self.harness
+        later = [h.forward(h.model, h.pool[k % len(h.pool)], census=False)[0]
+                 for k in range(_later_calls(self.held, self.clean, self.per_call_s, h))]  # fmt: skip
+        positions = msg["positions"]
+        if len(positions) != len(self.held):
+            raise RuntimeError(f"the host asked for {len(positions)} held outputs; {len(self.held)} are held")
+        reused = [any(type(o) is torch.Tensor and _same_storage(o, out) for o in self.held[:i] + self.held[i + 1 :] + later)
+                  for i, out in enumerate(self.held)]  # fmt: skip
+        values = [cpu(out.reshape(-1)[torch.tensor(where, dtype=torch.long, device=out.device)]).clone()
+                  for out, where in zip(self.held, positions)]  # fmt: skip
+        self.payload = protocol.tensors_to_bytes(values)
+        return {"reused": reused, **self._evidence()}
 
     def _trial(self, inputs: list, grad: bool = False) -> tuple:
         """One verification call (with autograd enabled where ``grad``): its output (None unless a plain
@@ -201,16 +230,14 @@ HELD_BYTES = 256 * 2**20
 HELD_SECONDS = 10.0  # at most this long for the later calls, at the trials' pace
 
 
-def _later_calls(outputs: list, trials: list[dict], per_call_s: float, harness) -> int:
-    """How many more calls to make while the trials' results are held (HELD_RESULTS, HELD_BYTES,
-    HELD_SECONDS); none once a trial has shown what rejects it anyway (a thread left running, changed
-    inputs, no launch of its own)."""
-    sizes = [o.numel() * o.element_size() for o in outputs if type(o) is torch.Tensor]
-    if not sizes or not harness.pool:
+def _later_calls(held: list, clean: bool, per_call_s: float, harness) -> int:
+    """How many more calls to make while the configuration's results are held (HELD_RESULTS,
+    HELD_BYTES, HELD_SECONDS); none once a trial has shown what rejects it anyway (``clean`` false: a
+    thread left running, changed inputs, no launch of its own)."""
+    sizes = [o.numel() * o.element_size() for o in held if type(o) is torch.Tensor]
+    if not sizes or not harness.pool or not clean:
         return 0
-    if any(t["threads_started"] or t["inputs_changed"] or t["launches"] == 0 for t in trials):
-        return 0
-    n = min(HELD_RESULTS - len(outputs), HELD_BYTES // max(max(sizes), 1) - len(outputs))
+    n = min(HELD_RESULTS - len(held), HELD_BYTES // max(max(sizes), 1) - len(held))
     return max(0, min(n, int(HELD_SECONDS / max(per_call_s, 1e-6))))
 
 

@@ -74,6 +74,43 @@ class EvalOptions:
     memory_gb: float | None = None  # what the candidate's processes may keep resident; default half the machine's
 
 
+# The verification outputs the candidate's runner keeps held, as returned, until its configuration's
+# trials and later calls have run (HeldOutputs): a kernel that cycles through a ring of buffers of its own
+# overwrites one of them. Memory on the candidate's device only; beyond it, the groups' own holding.
+HELD_VERIFY_BYTES = 4 * 2**30
+HELD_SAMPLES = 256  # positions read again per held output
+
+_REUSED = (" (its output is the memory of another call's output: a caller that keeps one result while it "
+           "computes the next finds the first overwritten)")  # fmt: skip
+
+
+class HeldOutputs:
+    """The host's side of the candidate's held outputs: which ones it holds (the runner's rule, on the
+    same sizes: each in turn while the total stays within ``limit``) and, for each, where it was checked
+    and its values at HELD_SAMPLES positions the host drew (the runner learns them only when asked)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.bytes = limit, 0
+        self.items: list[tuple[str, torch.Tensor, torch.Tensor]] = []
+        self.generator = torch.Generator().manual_seed(draw_seed())
+
+    def add(self, output: torch.Tensor, where: str) -> None:
+        size = output.numel() * output.element_size()
+        if self.bytes + size > self.limit:
+            return
+        self.bytes += size
+        flat = output.reshape(-1)
+        n = flat.numel()
+        idx = torch.arange(n) if n <= HELD_SAMPLES else torch.randint(0, n, (HELD_SAMPLES,), generator=self.generator)
+        self.items.append((where, idx, flat[idx].clone()))
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
 # A kernel's source is kilobytes; the static check reads the candidate in the host's own process.
 MAX_CANDIDATE_CHARS = 1 << 20
 
@@ -344,7 +381,7 @@ class _Pipeline:
         """One configuration's trials (variants.trial_plan), a group at a time (VERIFY_GROUP_BYTES)."""
         sides = self.sides
         log.info("verify: configuration %d%s", config, " with variants" if with_variants else "")
-        plan = variants.trial_plan(self.opt.trials, with_variants)
+        plan = variants.trial_plan(max(1, self.opt.trials), with_variants)  # the first: the task's own inputs
         init_seed = draw_seed()
         setup = sides.ask_ref(
             {
@@ -360,19 +397,33 @@ class _Pipeline:
             }
         )
         sides.ask_cand(
-            {"op": "setup", "init_seed": init_seed, **{k: setup[k] for k in ("init_inputs", "pool_inputs")}},
+            {"op": "setup", "init_seed": init_seed, "hold_bytes": HELD_VERIFY_BYTES,
+             **{k: setup[k] for k in ("init_inputs", "pool_inputs")}},
             stage="verify",
-        )
+        )  # fmt: skip
         record = {"config": config, "overrides": setup.get("overrides", {}), "trials": 0, "variants": [],
                   "variants_dropped": {}}  # fmt: skip
-        self.verdict.correctness.append(record)
+        held = HeldOutputs(HELD_VERIFY_BYTES)
+        # A group's operators are judged against every operator the reference ran in the configuration
+        # so far; one that it runs only on a later group's variant is judged again at the end.
+        unsure: list[tuple] = []
         start, checked, first = 0, 0, None
         while start < len(plan):
             forward = sides.ask_ref({"op": "forward", "start": start, "group_bytes": VERIFY_GROUP_BYTES})
             expected, spreads = protocol.load_tensors(forward["payload"])
             if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
                 raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
-            kept, ref_ops, ref_elements = forward["kept"], forward["ops"], forward["elements"]
+            kept, ref_ops, ref_elements, next_start = (
+                forward["kept"],
+                forward["ops"],
+                forward["elements"],
+                forward["next"],
+            )
+            # the reference is trusted; these hold unless forge itself is wrong
+            assert isinstance(next_start, int) and start < next_start <= len(plan), (start, next_start)
+            assert all(start <= i < next_start for i in kept) and len(kept) == len(expected), kept
+            if first is None:
+                self.verdict.correctness.append(record)
             record["variants_dropped"].update({plan[int(i)]: why for i, why in forward["dropped"].items()})
             for counts in ref_ops.values():
                 self.reference_ops.update(counts)
@@ -391,23 +442,28 @@ class _Pipeline:
                     where += f" ({variants.describe(plan[i])})"
                 self._check_trial(trial, where)
                 reference = op_census.Record(ref_ops.get(str(i), {}), ref_elements.get(str(i), {}))
-                self._check_ops(reply["ops"].get(str(j)), reply["elements"].get(str(j)), reference, where)
+                ops = (reply["ops"].get(str(j)), reply["elements"].get(str(j)), reference, where)
+                if next_start < len(plan):
+                    if self._judge_ops(*ops):
+                        unsure.append(ops)
+                else:
+                    self._check_ops(*ops)
                 ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
                 for key, value in stats.items():
                     record[key] = max(record.get(key, 0), value)
                 if not ok:
                     if trial.get("reused_storage") is True:
-                        reason += (" (its output is the memory of another call's output: a caller that keeps one "
-                                   "result while it computes the next finds the first overwritten)")  # fmt: skip
+                        reason += _REUSED
                     raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+                held.add(got, where)
             record["trials"] = checked
             record["variants"] = sorted(set(record["variants"]) | {plan[i] for i in kept} - {variants.STANDARD})
             if first is None:
                 first = (expected[0], reply.get("split"))
-            next_start = forward["next"]
-            if not isinstance(next_start, int) or next_start <= start:
-                raise TaskError("the reference runner made no verification trial")  # forge's own bug, not data
             start = next_start
+        for ops in unsure:
+            self._check_ops(*ops)
+        self._recheck_held(held)
         if config == 0 and first is not None:
             output, split = first
             self._verify_reloaded(record)
@@ -470,6 +526,25 @@ class _Pipeline:
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
             record[key] = True
 
+    def _recheck_held(self, held: HeldOutputs) -> None:
+        """The configuration's held outputs read again once all its trials and more calls have run
+        (candidate_runner.cmd_recheck): each must still hold what it held when it was checked."""
+        if not held.items:
+            return
+        limit = sum(idx.numel() for _, idx, _ in held.items) * 16 + 2**20  # the values, and the archive's own
+        reply = expect(self.sides.ask_cand({"op": "recheck", "positions": [idx.tolist() for _, idx, _ in held.items]},
+                                           "verify", limit), "verify", reused=list)  # fmt: skip
+        self._check_evidence(reply, "verify")
+        values = self.sides.candidate_tensors(reply, limit, "verify")
+        if len(values) != len(held.items):
+            raise Malformed("verify", "the wrong number of held outputs")
+        for k, ((where, _, before), now) in enumerate(zip(held.items, values)):
+            if type(now) is not torch.Tensor or not _same_bits(before, now):
+                reason = f"{where}: its output changed after it was returned, while later calls were made"
+                if k < len(reply["reused"]) and reply["reused"][k] is True:
+                    reason += _REUSED
+                raise Stop(INCORRECT, reason, stage="verify")
+
     def _ask_verify(self, message: dict, limit: int, **fields) -> tuple[dict, list]:
         """One verification command to the candidate's runner: its checked reply and output tensors."""
         reply = expect(self.sides.ask_cand(message, "verify", limit), "verify", ops=dict, elements=dict,
@@ -499,12 +574,17 @@ class _Pipeline:
         if trial.get("storage_ok") is False:
             raise Stop(INCORRECT, "output's storage is smaller than its shape requires", stage="verify")
 
-    def _check_ops(self, counts, elements, reference: op_census.Record, where: str) -> None:
-        """The PyTorch operators of one verification call against the reference's (op_census)."""
+    def _judge_ops(self, counts, elements, reference: op_census.Record, where: str) -> str:
+        """'' when the PyTorch operators of one verification call are allowed against the reference's
+        (op_census), else why not."""
         record = op_census.Record(counts, elements)
         if not record.well_formed():
             raise Malformed("verify", "no operator census")
-        problem = op_census.judge(record, reference, self.reference_ops)
+        return op_census.judge(record, reference, self.reference_ops)
+
+    def _check_ops(self, counts, elements, reference: op_census.Record, where: str) -> None:
+        """The PyTorch operators of one verification call against the reference's (op_census)."""
+        problem = self._judge_ops(counts, elements, reference, where)
         if problem:
             raise Stop(REJECTED, f"{where}: {problem}", stage="verify")
         for name, count in op_census.work(counts).items():
