@@ -3,6 +3,7 @@
 # Runs from the repository root on the GPU machine, with the image's own torch/triton/cupy/ncu;
 # only forge_sandbox is needed there (no pydantic, openai or sqlite-utils). Usage:
 #   bash bench/gpu_session.sh tests        # the gpu-marked evaluator tests (a few minutes)
+#   bash bench/gpu_session.sh verify       # full-size verdicts: each stage's and configuration's seconds, memory
 #   bash bench/gpu_session.sh repeat A-M   # repeatability of the bundled tasks whose names start with A..M
 #   bash bench/gpu_session.sh repeat N-Z
 #   bash bench/gpu_session.sh ncu          # profiling overhead, and real Nsight Compute output for fixtures
@@ -40,11 +41,12 @@ case "${1:-tests}" in
     step() { local limit=$1; shift; echo "=== $* (limit ${limit} s) $(date -u +%T)" | tee -a "$log"
              OUT="$results" timeout -k 10 "$limit" bash "$0" "$@" 2>&1 | tee -a "$log"
              echo "=== exit ${PIPESTATUS[0]} $(date -u +%T)" | tee -a "$log"; }
-    step "${GPU_BUDGET_TESTS:-200}" tests
-    step "${GPU_BUDGET_NCU:-70}" ncu
+    step "${GPU_BUDGET_TESTS:-170}" tests
+    step "${GPU_BUDGET_VERIFY:-120}" verify
+    step "${GPU_BUDGET_NCU:-60}" ncu
     step "${GPU_BUDGET_OPTIMIZE:-80}" optimize
-    step "${GPU_BUDGET_LATENCY:-70}" latency
-    step "${GPU_BUDGET_REPEAT:-60}" repeat "${GPU_REPEAT_TASKS:-S-S}"
+    step "${GPU_BUDGET_LATENCY:-60}" latency
+    step "${GPU_BUDGET_REPEAT:-50}" repeat "${GPU_REPEAT_TASKS:-S-S}"
     tar czf "$out/results-$stamp.tgz" -C "$results" . && ls -laR "$results" >> "$log"
     ;;
   tests)
@@ -56,6 +58,11 @@ v = json.load(sys.stdin); e = v["environment"]
 print("isolation check:", v["status"], "|", e.get("isolation"), "|", e.get("isolation_failures"), "|", e.get("files"), "|", v["warnings"], "|", v["stage_seconds"])' \
       | tee "$out/isolation-check-$stamp.txt"
     python -m pytest -q tests/test_adversarial.py tests/test_ncu.py tests/test_bundled_kernels.py tests/test_timing.py -m gpu -p no:cacheprovider -rA --durations=0 2>&1 | tee "$out/gpu-tests-$stamp.txt"
+    ;;
+  verify)
+    # A full-size verdict's stages and each configuration's verification time (the first GPU run's
+    # blocker: none finished), with the largest process's memory.
+    python bench/verify_at_full_size.py --out "$out" --tasks ${GPU_VERIFY_TASKS:-swiglu softmax_rows}
     ;;
   repeat)
     range="${2:-A-Z}"

@@ -382,6 +382,7 @@ class _Pipeline:
         sides = self.sides
         log.info("verify: configuration %d%s", config, " with variants" if with_variants else "")
         plan = variants.trial_plan(max(1, self.opt.trials), with_variants)  # the first: the task's own inputs
+        started = time.perf_counter()
         init_seed = draw_seed()
         setup = sides.ask_ref(
             {
@@ -464,6 +465,7 @@ class _Pipeline:
         for ops in unsure:
             self._check_ops(*ops)
         self._recheck_held(held)
+        record["seconds"] = round(time.perf_counter() - started, 3)
         if config == 0 and first is not None:
             output, split = first
             self._verify_reloaded(record)
