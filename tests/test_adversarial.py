@@ -268,6 +268,20 @@ def test_verification_in_groups_of_two_catches_what_one_group_did(monkeypatch):
     assert "finds the first overwritten" in verdict.reasons[0], verdict.reasons
 
 
+def test_held_outputs_are_read_again_where_they_lie():
+    # The recheck reads a held output at flat positions without copying the whole of it: transposed,
+    # strided, expanded and 0-dim outputs give what a flattened copy would.
+    import torch
+
+    from forge_sandbox.candidate_runner import _at
+
+    x = torch.arange(24.0).reshape(4, 6)
+    for view in (x, x.t(), x[:, ::2], torch.tensor(3.0), torch.arange(3).expand(5, 3)):
+        flat = view.reshape(-1)
+        where = list(range(flat.numel()))[::-1]
+        assert torch.equal(_at(view, where), flat[where])
+
+
 @pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
 def test_runtime_defenses_hold_without_static_checks(name):
     verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False)

@@ -88,11 +88,11 @@ class CandidateRunner:
     def cmd_setup(self, msg: dict) -> dict:
         """``ModelNew`` for one configuration, and its timing inputs; its verification outputs are held
         up to ``hold_bytes`` (cmd_forward)."""
+        self.held, self.held_bytes, self.hold_bytes = [], 0, int(msg.get("hold_bytes", 0))  # the last's freed first
+        self.clean, self.per_call_s = True, 0.0
         init_inputs = protocol.load_tensors(msg["init_inputs"])
         self.harness.load_pool(protocol.load_tensors(msg["pool_inputs"]))
         self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
-        self.held, self.held_bytes, self.hold_bytes = [], 0, int(msg.get("hold_bytes", 0))
-        self.clean, self.per_call_s = True, 0.0
         return {}
 
     def cmd_forward(self, msg: dict) -> dict:
@@ -124,28 +124,36 @@ class CandidateRunner:
         for out in outputs:  # the host follows the same rule (evaluate.HeldOutputs)
             size = out.numel() * out.element_size() if out is not None else 0
             if out is not None and self.held_bytes + size <= self.hold_bytes:
-                self.held.append(out)
+                self.held.append(out.detach())  # its memory, not an autograd graph kept alive with it
                 self.held_bytes += size
         split = self._split() if msg.get("split") else None
         return {"trials": trials, "ops": ops, "elements": elements, "split": split, **self._evidence()}
 
-    def cmd_recheck(self, msg: dict) -> dict:
-        """The configuration's held outputs again, at the host's ``positions`` (one list of flat indices
-        per output, in the order they were held), after more calls on the timing pool's inputs with their
-        results held too: a kernel that cycles through a ring of buffers of its own shows a later result
-        in an earlier one once the ring is shorter than the results held."""
+    def cmd_later(self, msg: dict) -> dict:
+        """More calls while the configuration's outputs are held (_later_calls), each on fresh copies of a
+        timing input, its result let go at once: a kernel that cycles through a ring of buffers of its own
+        writes a later result into a held output once the ring is shorter than the calls made since. How
+        many are held (the host knows) and, per held output, whether another held one or a later result
+        shares its memory; the values follow in cmd_recheck."""
         h = self.harness
-        later = [h.forward(h.model, h.pool[k % len(h.pool)], census=False)[0]
-                 for k in range(_later_calls(self.held, self.clean, self.per_call_s, h))]  # fmt: skip
-        positions = msg["positions"]
-        if len(positions) != len(self.held):
-            raise RuntimeError(f"the host asked for {len(positions)} held outputs; {len(self.held)} are held")
-        reused = [any(type(o) is torch.Tensor and _same_storage(o, out) for o in self.held[:i] + self.held[i + 1 :] + later)
-                  for i, out in enumerate(self.held)]  # fmt: skip
-        values = [cpu(out.reshape(-1)[torch.tensor(where, dtype=torch.long, device=out.device)]).clone()
-                  for out, where in zip(self.held, positions)]  # fmt: skip
+        shared = [
+            any(_same_storage(o, out) for o in self.held[:i] + self.held[i + 1 :]) for i, out in enumerate(self.held)
+        ]
+        for k in range(_later_calls(self.held, self.clean, self.per_call_s, h)):
+            inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in h.pool[k % len(h.pool)]]
+            out = h.forward(h.model, inputs, census=False)[0]
+            if type(out) is torch.Tensor:
+                shared = [seen or _same_storage(out, held) for seen, held in zip(shared, self.held)]
+            del out, inputs
+        return {"held": len(self.held), "reused": shared, **self._evidence()}
+
+    def cmd_recheck(self, msg: dict) -> dict:
+        """The configuration's held outputs at the host's ``positions`` (flat indices, one list per output
+        in the order they were held), after cmd_later; then they are let go."""
+        values = [_at(out, where) for out, where in zip(self.held, msg["positions"])]
+        self.held, self.held_bytes = [], 0
         self.payload = protocol.tensors_to_bytes(values)
-        return {"reused": reused, **self._evidence()}
+        return self._evidence()
 
     def _trial(self, inputs: list, grad: bool = False) -> tuple:
         """One verification call (with autograd enabled where ``grad``): its output (None unless a plain
@@ -223,22 +231,29 @@ class CandidateRunner:
         return {"patched": patched, "compiled_graphs": op_census.compiled_graphs()}
 
 
-# Results held at once in verification, the trials' included: a ring of buffers at least this long
-# stays out of sight (holding more costs memory on both sides).
+# Calls made in verification while a configuration's results are held, the trials' included: a ring of
+# buffers at least this long stays out of sight.
 HELD_RESULTS = 64
-HELD_BYTES = 256 * 2**20
 HELD_SECONDS = 10.0  # at most this long for the later calls, at the trials' pace
 
 
 def _later_calls(held: list, clean: bool, per_call_s: float, harness) -> int:
-    """How many more calls to make while the configuration's results are held (HELD_RESULTS,
-    HELD_BYTES, HELD_SECONDS); none once a trial has shown what rejects it anyway (``clean`` false: a
-    thread left running, changed inputs, no launch of its own)."""
-    sizes = [o.numel() * o.element_size() for o in held if type(o) is torch.Tensor]
-    if not sizes or not harness.pool or not clean:
+    """How many more calls to make while the configuration's results are held: as many as make
+    HELD_RESULTS calls since the first of them, within HELD_SECONDS at the trials' pace; none once a
+    trial has shown what rejects it anyway (``clean`` false: a thread left running, changed inputs, no
+    launch of its own)."""
+    if not held or not harness.pool or not clean:
         return 0
-    n = min(HELD_RESULTS - len(held), HELD_BYTES // max(max(sizes), 1) - len(held))
-    return max(0, min(n, int(HELD_SECONDS / max(per_call_s, 1e-6))))
+    return max(0, min(HELD_RESULTS - len(held), int(HELD_SECONDS / max(per_call_s, 1e-6))))
+
+
+def _at(out: torch.Tensor, where: list) -> torch.Tensor:
+    """``out``'s values at the flat (row-major) indices ``where``, on the CPU, without a copy of the
+    whole of it (an expanded or transposed output is read where it lies)."""
+    index = torch.tensor(where, dtype=torch.long, device=out.device)
+    if out.dim() == 0:
+        return cpu(out.reshape(1)[index]).clone()
+    return cpu(out[torch.unravel_index(index, out.shape)]).clone()
 
 
 def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -408,18 +408,39 @@ class _Pipeline:
         # A group's operators are judged against every operator the reference ran in the configuration
         # so far; one that it runs only on a later group's variant is judged again at the end.
         unsure: list[tuple] = []
+        try:
+            first = self._verify_groups(config, plan, record, held, unsure)
+        except TaskError:  # a dtype the reference lacks (_verify_own_dtype): what was seen is judged still
+            for ops in unsure:
+                self._check_ops(*ops)
+            raise
+        for ops in unsure:
+            self._check_ops(*ops)
+        self._recheck_held(held)
+        record["seconds"] = round(time.perf_counter() - started, 3)
+        if config == 0 and first is not None:
+            output, split = first
+            self._verify_reloaded(record)
+            self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=output.dtype,
+                                             output_bytes=output.numel() * output.element_size(),
+                                             overrides=record["overrides"],
+                                             output_shape=tuple(output.shape))  # fmt: skip
+            if not self.on_cuda and isinstance(split, dict):
+                self.verdict.own_share = evidence.own_share_from_split(split)
+
+    def _verify_groups(self, config: int, plan: list[str], record: dict, held: HeldOutputs, unsure: list) -> tuple:
+        """The configuration's trials, a group at a time: each checked and compared, its output's values
+        kept in ``held``; operators that may yet be allowed by a later group's in ``unsure``. Returns the
+        first output and the candidate's split (the timed shape's)."""
+        sides = self.sides
         start, checked, first = 0, 0, None
         while start < len(plan):
             forward = sides.ask_ref({"op": "forward", "start": start, "group_bytes": VERIFY_GROUP_BYTES})
             expected, spreads = protocol.load_tensors(forward["payload"])
             if not isinstance(expected, list) or not all(type(e) is torch.Tensor for e in expected):
                 raise TaskError(f"{self.task}: Model.forward must return a single torch.Tensor")
-            kept, ref_ops, ref_elements, next_start = (
-                forward["kept"],
-                forward["ops"],
-                forward["elements"],
-                forward["next"],
-            )
+            kept, next_start = forward["kept"], forward["next"]
+            ref_ops, ref_elements = forward["ops"], forward["elements"]
             # the reference is trusted; these hold unless forge itself is wrong
             assert isinstance(next_start, int) and start < next_start <= len(plan), (start, next_start)
             assert all(start <= i < next_start for i in kept) and len(kept) == len(expected), kept
@@ -462,19 +483,7 @@ class _Pipeline:
             if first is None:
                 first = (expected[0], reply.get("split"))
             start = next_start
-        for ops in unsure:
-            self._check_ops(*ops)
-        self._recheck_held(held)
-        record["seconds"] = round(time.perf_counter() - started, 3)
-        if config == 0 and first is not None:
-            output, split = first
-            self._verify_reloaded(record)
-            self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=output.dtype,
-                                             output_bytes=output.numel() * output.element_size(),
-                                             overrides=record["overrides"],
-                                             output_shape=tuple(output.shape))  # fmt: skip
-            if not self.on_cuda and isinstance(split, dict):
-                self.verdict.own_share = evidence.own_share_from_split(split)
+        return first
 
     # How new weights reach ModelNew in each step (weights.py): the record's key and what the verdict says.
     WEIGHT_STEPS = (
@@ -530,22 +539,25 @@ class _Pipeline:
 
     def _recheck_held(self, held: HeldOutputs) -> None:
         """The configuration's held outputs read again once all its trials and more calls have run
-        (candidate_runner.cmd_recheck): each must still hold what it held when it was checked."""
+        (candidate_runner.cmd_later, cmd_recheck): each must still hold what it held when it was checked.
+        The positions go to the candidate's process only after the later calls."""
         if not held.items:
             return
+        later = expect(self.sides.ask_cand({"op": "later"}, "verify"), "verify", held=int, reused=list, patched=list)
+        self._check_evidence(later, "verify")
+        if later["held"] != len(held.items) or len(later["reused"]) != len(held.items):
+            raise Malformed("verify", f"{later['held']} outputs held where the host counted {len(held.items)}")
         limit = sum(idx.numel() for _, idx, _ in held.items) * 16 + 2**20  # the values, and the archive's own
-        reply = expect(self.sides.ask_cand({"op": "recheck", "positions": [idx.tolist() for _, idx, _ in held.items]},
-                                           "verify", limit), "verify", reused=list)  # fmt: skip
+        message = {"op": "recheck", "positions": [idx.tolist() for _, idx, _ in held.items]}
+        reply = expect(self.sides.ask_cand(message, "verify", limit), "verify", patched=list)
         self._check_evidence(reply, "verify")
         values = self.sides.candidate_tensors(reply, limit, "verify")
         if len(values) != len(held.items):
             raise Malformed("verify", "the wrong number of held outputs")
-        for k, ((where, _, before), now) in enumerate(zip(held.items, values)):
+        for (where, _, before), now, reused in zip(held.items, values, later["reused"]):
             if type(now) is not torch.Tensor or not _same_bits(before, now):
                 reason = f"{where}: its output changed after it was returned, while later calls were made"
-                if k < len(reply["reused"]) and reply["reused"][k] is True:
-                    reason += _REUSED
-                raise Stop(INCORRECT, reason, stage="verify")
+                raise Stop(INCORRECT, reason + (_REUSED if reused is True else ""), stage="verify")
 
     def _ask_verify(self, message: dict, limit: int, **fields) -> tuple[dict, list]:
         """One verification command to the candidate's runner: its checked reply and output tensors."""
@@ -578,10 +590,12 @@ class _Pipeline:
 
     def _judge_ops(self, counts, elements, reference: op_census.Record, where: str) -> str:
         """'' when the PyTorch operators of one verification call are allowed against the reference's
-        (op_census), else why not."""
+        (op_census), else why not; the verdict's ``torch_ops`` count them either way."""
         record = op_census.Record(counts, elements)
         if not record.well_formed():
             raise Malformed("verify", "no operator census")
+        for name, count in op_census.work(counts).items():
+            self.verdict.torch_ops[name] = max(self.verdict.torch_ops.get(name, 0), count)
         return op_census.judge(record, reference, self.reference_ops)
 
     def _check_ops(self, counts, elements, reference: op_census.Record, where: str) -> None:
@@ -589,8 +603,6 @@ class _Pipeline:
         problem = self._judge_ops(counts, elements, reference, where)
         if problem:
             raise Stop(REJECTED, f"{where}: {problem}", stage="verify")
-        for name, count in op_census.work(counts).items():
-            self.verdict.torch_ops[name] = max(self.verdict.torch_ops.get(name, 0), count)
 
     def _benchmark(self) -> None:
         env, timed = self.verdict.environment, self.timed
