@@ -1,8 +1,8 @@
 """Triton candidate for tasks/swiglu.py in large 2D tiles (256 rows x 4096 columns), so that the CPU's
-Triton interpreter runs a full-size call in a few hundred numpy operations: for measuring full-size
-verification on the CPU (bench/verify_at_full_size.py --device cpu --candidate bench/cpu/swiglu_interpreted.py);
-not for a GPU, where a tile this large is no kernel to run, where the bundled
-kernel's 2048-wide row blocks would take the interpreter minutes per call."""
+Triton interpreter runs a full-size call in a few hundred numpy operations, where the bundled kernel's
+2048-wide row blocks would take it minutes per call: for measuring full-size verification on the CPU
+(bench/verify_at_full_size.py --device cpu --candidate bench/cpu/swiglu_interpreted.py). Not for a
+GPU: a tile this large is no kernel to run there."""
 
 import torch
 import torch.nn as nn
