@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from forge_sandbox import census, op_census, protocol, static_check, taskfile, timing, variants, weights
+from forge_sandbox import census, compare, op_census, protocol, static_check, taskfile, timing, variants, weights
 from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, to_device
 
 _perf_counter = time.perf_counter  # bound before the candidate is imported
@@ -41,13 +41,6 @@ def build_model(module, init_inputs: list, init_seed: int, device: torch.device)
     torch.manual_seed(init_seed)
     model = module.ModelNew(*to_device(init_inputs, device))
     return model.to(device) if isinstance(model, torch.nn.Module) else model
-
-
-def _bytes_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Bitwise equality (NaN-safe), for the inputs-unchanged check."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
 
 
 class CandidateRunner:
@@ -170,7 +163,7 @@ class CandidateRunner:
             "inputs_changed": [
                 k
                 for k, (a, b) in enumerate(zip(before, inputs))
-                if isinstance(a, torch.Tensor) and not _bytes_equal(a, b)
+                if isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
             ],
         }
         if type(out) is not torch.Tensor:

@@ -105,12 +105,6 @@ class HeldOutputs:
         self.items.append((where, idx, flat[idx].clone()))
 
 
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
-        return False
-    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
-
-
 # A kernel's source is kilobytes; the static check reads the candidate in the host's own process.
 MAX_CANDIDATE_CHARS = 1 << 20
 
@@ -555,7 +549,7 @@ class _Pipeline:
         if len(values) != len(held.items):
             raise Malformed("verify", "the wrong number of held outputs")
         for (where, _, before), now, reused in zip(held.items, values, later["reused"]):
-            if type(now) is not torch.Tensor or not _same_bits(before, now):
+            if type(now) is not torch.Tensor or not compare.bitwise_equal(before, now):
                 reason = f"{where}: its output changed after it was returned, while later calls were made"
                 raise Stop(INCORRECT, reason + (_REUSED if reused is True else ""), stage="verify")
 
