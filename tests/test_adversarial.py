@@ -111,6 +111,17 @@ CHEATS = {
     "cheat_pytorch_carried_kernel": {"rejected"},
     "cheat_right_only_without_autograd": {"incorrect"},
     "cheat_source_decoded_at_run_time": {"rejected"},
+    # Evaluator round 2 (2026-11-26, static check on): Python inside an interpreted Triton launch, beside
+    # the kernel (the grid's callable) or inside it (a function passed in as a constexpr)
+    "cheat_triton_grid_callable_runs_numpy": {"rejected"},
+    "cheat_triton_body_calls_a_function_passed_in": {"runtime_error"},
+    # ... and PyTorch's numeric settings switched for the whole process on import
+    "cheat_numeric_settings_changed_on_import": {"rejected"},
+    # ... and a kernel that reads its input from the start of the tensor's storage
+    "cheat_storage_read_from_its_start": {"incorrect"},
+    "cheat_layout_ignored_in_its_own_dtype": {"incorrect"},
+    "cheat_census_forged_through_logging_frames": {"rejected"},
+    "cheat_numpy_beside_a_token_triton_launch": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -164,6 +175,13 @@ TASK_OF = {
     "cheat_harness_rewritten_through_frames": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
     "cheat_triton_kernel_calls_numpy": REPO / "tasks" / "sum_dim.py",
+    "cheat_triton_grid_callable_runs_numpy": REPO / "tasks" / "sum_dim.py",
+    "cheat_triton_body_calls_a_function_passed_in": REPO / "tasks" / "sum_dim.py",
+    "cheat_numeric_settings_changed_on_import": REPO / "tasks" / "softmax_rows.py",
+    "cheat_storage_read_from_its_start": REPO / "tasks" / "softmax_rows.py",
+    "cheat_layout_ignored_in_its_own_dtype": REPO / "tasks" / "gemm_fp16.py",
+    "cheat_census_forged_through_logging_frames": REPO / "tasks" / "swiglu.py",
+    "cheat_numpy_beside_a_token_triton_launch": "slow_running_max",
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
     "cheat_base_interpreters_scipy_blas": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_bimodal_reported_times": REPO / "tasks" / "softmax_rows.py",
@@ -233,6 +251,19 @@ RUNTIME_ONLY = {
     "cheat_pytorch_carried_kernel": "PyTorch computed",
     "cheat_right_only_without_autograd": "called with autograd enabled",
     "cheat_meta_output_archive": "output is a tensor on meta, not dense memory",
+    # Red team round 10's, open until 2026-11-26: Python in an interpreted Triton body, which no GPU
+    # would run per program (triton_front_end); numpy's work beside forged records of when the
+    # interpreter ran, which count for nothing without the static check
+    "cheat_triton_kernel_calls_numpy": "the Triton kernel _sum_kernel names _numpy_sum (function _numpy_sum)",
+    "cheat_triton_share_forged_numpy_sums": "numpy or a BLAS outside PyTorch computed",
+    "cheat_triton_grid_callable_runs_numpy": "numpy or a BLAS outside PyTorch computed",
+    "cheat_triton_body_calls_a_function_passed_in": "is passed REDUCE=function _numpy_sum as a constexpr",
+    # ... and PyTorch's log-softmax compiled from its headers into the candidate's extension: what the
+    # object defines is read as built, with the static check off too
+    "cheat_aten_softmax_from_its_headers": "as built, holds ATen's native kernels, compiled in from PyTorch's headers",
+    "cheat_numeric_settings_changed_on_import": "flush denormals to zero: False -> True",
+    "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",
+    "cheat_numpy_beside_a_token_triton_launch": "numpy or a BLAS outside PyTorch computed",
 }
 
 
@@ -280,6 +311,14 @@ def test_held_outputs_are_read_again_where_they_lie():
         flat = view.reshape(-1)
         where = list(range(flat.numel()))[::-1]
         assert torch.equal(_at(view, where), flat[where])
+
+
+def test_numpy_beside_an_interpreted_kernel_is_numpys():
+    # the grid's callable runs inside the launch, before its first program: not the interpreter's work
+    name = "cheat_triton_grid_callable_runs_numpy"
+    verdict = cpu_eval(name, task=TASK_OF[name])
+    assert verdict.status == "rejected", verdict.reasons
+    assert "outside the time the Triton interpreter ran its kernels" in " ".join(verdict.reasons)
 
 
 @pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
@@ -1040,25 +1079,3 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
     on_gpu = isolation.device_nodes(gpu=True, dev=str(tmp_path))
     assert {"nvidia0", "nvidiactl", "nvidia-uvm", "dri"} <= set(on_gpu) and "kvm" not in on_gpu
     assert isolation.layout(str(tmp_path / "own"), [], {}, gpu=False)["gpu"] is False
-
-
-# Red team round 10 (2026-11-24): passed with the static check off, each with own_share 1.0 (the static
-# check now rejects them: CHEATS above). Open (issue 11), kept so that the next change is measured on them
-# (the fourth, cheat_harness_rewritten_through_frames, is closed: see its test above):
-# - cheat_triton_share_forged_numpy_sums: the runner's Triton launch time forged, so that numpy's sums pass
-#   as the interpreter's work (the numpy allowance rests on a figure measured in the candidate's process);
-# - cheat_triton_kernel_calls_numpy: a @triton.jit body calling numpy, which the CPU's interpreter runs;
-# - cheat_aten_softmax_from_its_headers: PyTorch's log-softmax kernel compiled from its shipped headers
-#   into the candidate's own extension (its own bytes: out of the host's samples' reach by design).
-OPEN_WITHOUT_THE_STATIC_CHECK = {
-    "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
-    "cheat_triton_kernel_calls_numpy": REPO / "tasks" / "sum_dim.py",
-    "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
-}
-
-
-@pytest.mark.xfail(reason="open (issue 11): red team round 10's passes with the static check off", strict=False)
-@pytest.mark.parametrize("name", sorted(OPEN_WITHOUT_THE_STATIC_CHECK))
-def test_attacks_of_round_10_without_the_static_check(name):
-    verdict = cpu_eval(name, task=OPEN_WITHOUT_THE_STATIC_CHECK[name], static_checks=False)
-    assert verdict.status != "passed", verdict.reasons

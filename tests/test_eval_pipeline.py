@@ -28,6 +28,7 @@ def test_passed_verdict_carries_times_speedup_and_environment():
         "strided",
         "rows_apart",
         "leading_swapped",
+        "sliced",
         "large",
         "small",
         "offset",
@@ -130,8 +131,8 @@ def test_cpp_compile_error_keeps_the_compiler_output():
 def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
-    # 5 of its own inputs, 10 other layouts and distributions, those 10 again and one of its own with autograd on
-    assert [c["trials"] for c in v.correctness] == [26]
+    # 5 of its own inputs, 11 other layouts and distributions, those 11 again and one of its own with autograd on
+    assert [c["trials"] for c in v.correctness] == [28]
 
 
 class _SidesWhereCudaNeeds:

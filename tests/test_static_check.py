@@ -113,6 +113,12 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("from sys import orig_argv", "imports sys.orig_argv"),
         ("import os\nTOLD = os.getppid() == 1", "reads os.getppid"),
         ('SRC = """\nstd::ifstream f("/pr" "oc/self/cmdline");\n"""', "'/proc/self/cmdline"),
+        # a fresh review, 2026-11-26: frames from a function that hands them out, reached by name
+        ("import logging\nF = logging.currentframe()", "calls logging.currentframe"),
+        ("import traceback\nS = traceback.walk_stack(None)", "calls traceback.walk_stack"),
+        ('def f(x):\n    return getattr(x, "f_back")', "names 'f_back'"),
+        ('from operator import attrgetter\nG = attrgetter("tb_frame.f_locals")', "names 'tb_frame.f_locals'"),
+        ("def f(x, n):\n    return object.__getattribute__(x, n)", "with a computed name"),
     ],
 )
 def test_red_flags(snippet, words):

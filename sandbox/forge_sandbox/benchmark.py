@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from forge_sandbox import compare, cpu_samples, hosted_calls, op_census, protocol, timing
+from forge_sandbox import census, compare, cpu_samples, hosted_calls, op_census, protocol, timing
 from forge_sandbox.sides import ARCHIVE_OVERHEAD_BYTES, Malformed, Sides, expect, outputs_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
@@ -114,7 +114,7 @@ class Benchmark:
     ) -> None:
         """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
         ``triton_interpreted``: the candidate's Triton kernels run on numpy (the CPU's interpreter), so
-        numpy's compute within its Triton launches is its own; ``pool_path``: the timing pool the
+        numpy's compute within the spans its runner reports its interpreted launches ran in is its own; ``pool_path``: the timing pool the
         reference saved, which the host stages from when it hosts the calls (hosted_calls: the CPU's,
         when both runners' memory is open to it)."""
         self.sides = sides
@@ -135,7 +135,6 @@ class Benchmark:
         self.compile_reason = ""  # why the compiled reference could not be timed
         self.quiet_waits_ms: list[float] = []
         self.triton_interpreted = triton_interpreted
-        self.triton_ms = self.sampled_ms = 0.0  # in the candidate's sampled blocks: its Triton launches', its calls'
         # per kind of work, the largest share of the reference's volume the candidate's census recorded
         # in a timed call (op_census.census_shares)
         self.census_shares: dict[str, float] = {}
@@ -278,7 +277,7 @@ class Benchmark:
                 stage="benchmark",
             )
         kinds = {op_census.kind(name) for name in self.reference_ops}
-        problem = op_census.judge_samples(ref, cand, self.census_shares, kinds, self._interpreter_share())
+        problem = op_census.judge_samples(ref, cand, self.census_shares, kinds, interpreted=self.triton_interpreted)
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
         return {
@@ -290,13 +289,6 @@ class Benchmark:
             "reference_lost": self.profiles.lost[EAGER],
             "own_share": op_census.own_share_from_samples(cand),
         }
-
-    def _interpreter_share(self) -> float:
-        """The share of the candidate's sampled calls (on the host's clock) that its Triton launches took,
-        where the interpreter runs them on numpy; 0 otherwise."""
-        if not self.triton_interpreted or self.sampled_ms <= 0:
-            return 0.0
-        return min(1.0, self.triton_ms / self.sampled_ms)
 
     def _compile(self) -> bool:
         paused = self.sides.cand.pause()  # compiling is work, and the candidate's must not slow it
@@ -348,10 +340,6 @@ class Benchmark:
             block = self._exchange(side, message, calls, census_at, sampled)
             block.cpu_s, block.busiest_thread_s = cand.thread_times().since(before)
             self._check_candidate_reply(block.reply)
-            if sampled:
-                triton_s = block.reply["triton_s"]
-                self.triton_ms += triton_s * 1e3 if math.isfinite(triton_s) and triton_s > 0 else 0.0
-                self.sampled_ms += sum(block.windows_ms)
             return block
         paused = cand.pause()
         try:
@@ -434,7 +422,9 @@ class Benchmark:
         wall = (time.perf_counter() - block_start) * 1e3
         spans.sort()
         if sampled:
-            self.profiles.end(side, spans, runner.processes(), host_windows, census_at)
+            self.profiles.end(
+                side, spans, runner.processes(), host_windows, census_at, self._interpreted_spans(side, reply)
+            )
         return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept)
 
     @staticmethod
@@ -501,7 +491,14 @@ class Benchmark:
         wall = (time.perf_counter() - block_start) * 1e3
         spans.sort()
         if sampled:
-            self.profiles.end(side, spans, sides.runner(side).processes(), host_windows, census_at)
+            self.profiles.end(
+                side,
+                spans,
+                sides.runner(side).processes(),
+                host_windows,
+                census_at,
+                self._interpreted_spans(side, reply),
+            )
         return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans)
 
     def _wait_quiet(self) -> None:
@@ -515,15 +512,22 @@ class Benchmark:
                 stage="benchmark",
             )
 
+    def _interpreted_spans(self, side: str, reply: dict) -> list[tuple[int, int]]:
+        """Where the candidate's runner says its interpreted Triton launches ran in this block
+        ([start, end] ns, CLOCK_MONOTONIC), sorted; none on any other side, backend or device."""
+        spans = reply.get("interpreted_spans") if side == CANDIDATE and self.triton_interpreted else None
+        if not isinstance(spans, list):
+            return []
+        return sorted((s[0], s[1]) for s in spans[: census.MAX_INTERPRETED_SPANS]
+                      if isinstance(s, list) and len(s) == 2 and all(type(t) is int for t in s) and s[0] <= s[1])  # fmt: skip
+
     def _check_candidate_reply(self, reply: dict) -> None:
-        expect(reply, "benchmark", ops=dict, elements=dict, patched=list, triton_s=float)
-        if reply["patched"]:
-            raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}",
-                       stage="benchmark")  # fmt: skip
+        expect(reply, "benchmark", ops=dict, elements=dict, patched=list, interpreted_spans=list, settings_changed=list)
+        problem = runner_evidence_problem(reply)
+        if problem:
+            raise Stop(REJECTED, problem, stage="benchmark")
         if reply.get("threads_started", 0) != 0:
             raise Stop(REJECTED, "a thread was left running during timing", stage="benchmark")
-        if reply.get("compiled_graphs"):
-            raise Stop(REJECTED, compiled_reason(reply["compiled_graphs"]), stage="benchmark")
 
     def _check_block(self, ref: Block, cand: Block) -> None:
         """Every output the candidate produced while timed, and the operators of the census call."""
@@ -687,6 +691,23 @@ def compiled_reason(graphs) -> str:
         f"torch.compile compiled {graphs} graph(s) in the candidate's process: the work must be the candidate's "
         "own kernels, not PyTorch's compiler"
     )
+
+
+def runner_evidence_problem(reply: dict) -> str:
+    """What the candidate's runner saw in its own process (candidate_runner._evidence) that rejects it:
+    replaced timing primitives, graphs torch.compile compiled, PyTorch's numeric settings changed; ''."""
+    if reply.get("patched"):
+        return f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}"
+    if reply.get("compiled_graphs"):
+        return compiled_reason(reply["compiled_graphs"])
+    changed = reply.get("settings_changed")
+    if changed:
+        return (
+            f"PyTorch's process-wide numeric settings changed in the candidate's process ({'; '.join(map(str, changed))}): "
+            "a kernel module must leave them as it found them, or every computation of the process that imports it "
+            "changes"
+        )
+    return ""
 
 
 def iqr(values: list) -> float | None:

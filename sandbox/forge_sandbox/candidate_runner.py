@@ -16,7 +16,18 @@ import time
 
 import torch
 
-from forge_sandbox import census, compare, op_census, protocol, static_check, taskfile, timing, variants, weights
+from forge_sandbox import (
+    census,
+    compare,
+    op_census,
+    process_settings,
+    protocol,
+    static_check,
+    taskfile,
+    timing,
+    variants,
+    weights,
+)
 from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, to_device
 
 _perf_counter = time.perf_counter  # bound before the candidate is imported
@@ -50,6 +61,7 @@ class CandidateRunner:
         self.harness = ModelHarness(self.device)
         self.files = files  # what isolation.settle achieved, for the host's probe
         self.module = None
+        self.settings: dict[str, str] = {}  # PyTorch's numeric settings before the candidate was imported
         self.counter = census.LaunchCounter()
         self.payload = b""  # raw bytes to send after the next reply
         self.channel = None  # runner.Channel, set by serve: the steps inside a timed block
@@ -75,6 +87,7 @@ class CandidateRunner:
             return f"{type(exc).__name__}: {exc}"[:500]
 
     def cmd_load(self, msg: dict) -> dict:
+        self.settings = process_settings.snapshot()
         self.module, self.counter = import_candidate(msg["candidate"])
         return self._evidence()
 
@@ -195,12 +208,12 @@ class CandidateRunner:
 
     def cmd_time(self, msg: dict) -> dict:
         threads = threading.active_count()
-        triton_s = self.counter.seconds_by_backend.get("triton", 0.0)
+        self.counter.interpreted_spans.clear()  # the block's own: verification launched many
         reply = self.harness.time_block(self.harness.model, msg, self.channel, hold_outputs=True)
         return {
             **reply,
             "threads_started": threading.active_count() - threads,
-            "triton_s": self.counter.seconds_by_backend.get("triton", 0.0) - triton_s,
+            "interpreted_spans": [list(span) for span in self.counter.interpreted_spans],
             **self._evidence(),
         }
 
@@ -218,10 +231,12 @@ class CandidateRunner:
         return {"kernels": profile_kernels(self.harness.model, self.harness.first_trial, self.device)}
 
     def _evidence(self) -> dict:
-        """Timing primitives replaced since import, and graphs torch.compile compiled."""
+        """Timing primitives replaced since import, graphs torch.compile compiled and PyTorch's numeric
+        settings changed since import (process_settings)."""
         bound, live = timing.bound_primitives(), timing.live_primitives()
         patched = [name for name in bound if live[name] is not bound[name]]
-        return {"patched": patched, "compiled_graphs": op_census.compiled_graphs()}
+        settings = process_settings.changed(self.settings) if self.settings else []
+        return {"patched": patched, "compiled_graphs": op_census.compiled_graphs(), "settings_changed": settings}
 
 
 # Calls made in verification while a configuration's results are held, the trials' included: a ring of

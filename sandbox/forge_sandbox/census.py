@@ -14,7 +14,12 @@ import functools
 import importlib
 import time
 
+from forge_sandbox import triton_front_end
+
 _perf_counter = time.perf_counter  # bound before the candidate is imported, as timing.py does
+_perf_counter_ns = time.perf_counter_ns  # CLOCK_MONOTONIC on Linux, as the host's samples are timed
+
+MAX_INTERPRETED_SPANS = 4096  # per timed block: a reply stays well within protocol.UNTRUSTED_MESSAGE_BYTES
 
 
 class LaunchCounter:
@@ -27,13 +32,16 @@ class LaunchCounter:
     def __init__(self) -> None:
         self.count = 0
         self.seconds = 0.0
-        self.seconds_by_backend: dict[str, float] = {}
+        # Per launch of an interpreted Triton kernel that Triton's compiler accepted (triton_front_end),
+        # when it ran, less its grid's callable and pre-run hooks ([start, end] in CLOCK_MONOTONIC ns):
+        # where numpy's work is the interpreter's. The runner reports and clears them each timed block; beyond MAX_INTERPRETED_SPANS,
+        # launches are not recorded (and their numpy counts as numpy's).
+        self.interpreted_spans: list[tuple[int, int]] = []
 
-    def bump(self, started: float, backend: str) -> None:
+    def bump(self, started: float) -> None:
         spent = _perf_counter() - started
         self.count += 1
         self.seconds += spent
-        self.seconds_by_backend[backend] = self.seconds_by_backend.get(backend, 0.0) + spent
 
 
 class _CountingModule:
@@ -52,14 +60,14 @@ class _CountingModule:
             def counted(*args, **kwargs):
                 started = _perf_counter()
                 result = value(*args, **kwargs)
-                counter.bump(started, "cpp")  # only a launch that returned counts
+                counter.bump(started)  # only a launch that returned counts
                 return result
 
             return counted
         return value
 
 
-def _wrap_method(cls, name: str, counter: LaunchCounter, backend: str) -> None:
+def _wrap_method(cls, name: str, counter: LaunchCounter) -> None:
     original = getattr(cls, name, None)
     if original is None:
         return
@@ -68,7 +76,7 @@ def _wrap_method(cls, name: str, counter: LaunchCounter, backend: str) -> None:
     def counted(self, *args, **kwargs):
         started = _perf_counter()
         result = original(self, *args, **kwargs)
-        counter.bump(started, backend)  # only a launch that returned counts
+        counter.bump(started)  # only a launch that returned counts
         return result
 
     setattr(cls, name, counted)
@@ -79,12 +87,73 @@ def _install_triton(counter: LaunchCounter) -> None:
         jit = importlib.import_module("triton.runtime.jit")
     except Exception:
         return  # triton not installed: a triton candidate will fail to import on its own
-    _wrap_method(jit.JITFunction, "run", counter, "triton")
+    _wrap_method(jit.JITFunction, "run", counter)
     try:
         interpreter = importlib.import_module("triton.runtime.interpreter")
-        _wrap_method(interpreter.InterpretedFunction, "run", counter, "triton")
     except Exception:
-        pass
+        return
+    _install_interpreted_triton(interpreter, counter)
+
+
+def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
+    """Count interpreted launches, and record when each ran as the interpreter's work where Triton's
+    compiler accepted the kernel: the launch, less the time its grid's callable and its pre-run hooks
+    took (Python of the candidate's choosing, which the interpreter calls inside the launch)."""
+    original = getattr(interpreter.InterpretedFunction, "run", None)
+    if original is None:
+        return
+    front_end = triton_front_end.FrontEnd(interpreter)
+
+    @functools.wraps(original)
+    def counted(self, *args, **kwargs):
+        if kwargs.get("warmup"):
+            return original(self, *args, **kwargs)
+        arguments = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        proven = front_end.check(self, args, arguments)  # raises NotTriton where the compiler refuses it
+        theirs: list[tuple[int, int]] = []  # when the candidate's own callables ran, inside the launch
+
+        def timed(call):
+            def run_timed(*a, **k):
+                begun = _perf_counter_ns()
+                try:
+                    return call(*a, **k)
+                finally:
+                    theirs.append((begun, _perf_counter_ns()))
+
+            return run_timed
+
+        if callable(kwargs.get("grid")):
+            kwargs["grid"] = timed(kwargs["grid"])
+        hooks = getattr(self, "pre_run_hooks", None)
+        if hooks:
+            self.pre_run_hooks = [timed(hook) for hook in hooks]
+        try:
+            started, started_ns = _perf_counter(), _perf_counter_ns()
+            result = original(self, *args, **kwargs)
+            ended = _perf_counter_ns()
+        finally:
+            if hooks:
+                self.pre_run_hooks = hooks
+        counter.bump(started)  # only a launch that returned counts
+        if proven:
+            for span in _less(started_ns, ended, theirs):
+                if len(counter.interpreted_spans) < MAX_INTERPRETED_SPANS:
+                    counter.interpreted_spans.append(span)
+        return result
+
+    interpreter.InterpretedFunction.run = counted
+
+
+def _less(start: int, end: int, cut: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """[start, end] less the spans in ``cut`` (in the order they happened)."""
+    pieces, at = [], start
+    for begun, ended in sorted(cut):
+        if begun > at:
+            pieces.append((at, begun))
+        at = max(at, ended)
+    if end > at:
+        pieces.append((at, end))
+    return pieces
 
 
 def _install_cpp_extension(counter: LaunchCounter) -> None:
@@ -117,7 +186,7 @@ class _CountingKernel:
     def __call__(self, *args, **kwargs):
         started = _perf_counter()
         result = self._kernel(*args, **kwargs)
-        self._counter.bump(started, "cupy")
+        self._counter.bump(started)
         return result
 
     def __getattr__(self, name):

@@ -29,6 +29,7 @@ import fcntl
 import functools
 import glob
 import importlib.util
+import itertools
 import mmap
 import os
 import site
@@ -1203,8 +1204,9 @@ class Profiles:
     A phase is "forward" for a sample inside one of the call spans the runner reported
     (timing.time_calls), "around" otherwise (staging, checksum, between calls). Each side's
     record also keeps, per phase, how many samples each call had ("per_call"), each call's samples
-    by the host's own window ("host_calls") and which of those the operator census recorded
-    ("censused")."""
+    by the host's own window ("host_calls"), which of those the operator census recorded
+    ("censused") and the samples inside the spans in which its runner says the CPU's Triton
+    interpreter ran its kernels ("interpreted")."""
 
     def __init__(self, period_ns: int = MIN_PERIOD_NS) -> None:
         _known_libraries()  # indexed now (238 libraries in ~6 s here), not between two timed blocks
@@ -1224,7 +1226,7 @@ class Profiles:
         sampler = self.samplers.setdefault(side, Sampler(self.period_ns))
         sampler.attach(pids)
         self.names.setdefault(side, FunctionNames(first_bases)).note_before(pids)
-        self.phases.setdefault(side, {"forward": Counter(), "around": Counter(), "calls": 0})
+        self.phases.setdefault(side, {"forward": Counter(), "around": Counter(), "calls": 0, "interpreted": Counter()})
 
     def begin(self, side: str) -> None:
         if side in self.samplers:
@@ -1238,10 +1240,11 @@ class Profiles:
             self.pending[side] += self.samplers[side].drain()
 
     def end(self, side: str, spans: list, pids: list[int], host_windows: list | None = None,
-            census_at: int = -1) -> None:  # fmt: skip
+            census_at: int = -1, interpreted: list | None = None) -> None:  # fmt: skip
         """The block is over: its samples by phase (``spans``, the runner's word) and by call
         (``host_windows``, the host's own [go, done] per call; ``census_at``, the call the operator
-        census recorded)."""
+        census recorded); ``interpreted``: sorted [start, end] spans in which its runner says the CPU's
+        Triton interpreter ran its kernels (the runner's word too)."""
         if side not in self.samplers:
             return
         samples = self.pending.pop(side, []) + self.samplers[side].drain()
@@ -1263,6 +1266,13 @@ class Profiles:
             per_call[phase][i if phase == "forward" else i + 1] += 1
         for phase, counts in per_call.items():
             phases.setdefault("per_call", {}).setdefault(phase, []).extend(counts)
+        if interpreted:
+            starts = [start for start, _ in interpreted]
+            ends = list(itertools.accumulate((end for _, end in interpreted), max))  # spans may nest or overlap
+            for sample in samples:
+                i = bisect.bisect_right(starts, sample.time_ns) - 1
+                if i >= 0 and sample.time_ns <= ends[i]:
+                    phases["interpreted"][names.locate(sample.pid, sample.ip, sample.time_ns)] += 1
         # Per call by the host's clock, every sample in its window whatever the runner reported: the
         # census's call must look like the others (op_census.judge_samples).
         if host_windows:

@@ -39,7 +39,7 @@ from forge_sandbox import (
     static_check,
     variants,
 )
-from forge_sandbox.benchmark import CANDIDATE, COMPILED, EAGER, Benchmark, compiled_reason
+from forge_sandbox.benchmark import CANDIDATE, COMPILED, EAGER, Benchmark, runner_evidence_problem
 from forge_sandbox.sides import Malformed, RunnerOptions, Sides, expect, outputs_limit
 from forge_sandbox.taskfile import TaskError, resolve_size
 from forge_sandbox.verdict import COMPILE_ERROR, INCORRECT, PASSED, REJECTED, Stop, Verdict, draw_seed, shortened
@@ -109,7 +109,7 @@ class HeldOutputs:
 MAX_CANDIDATE_CHARS = 1 << 20
 
 # The inputs and outputs of the verification trials made and checked at once (at least two trials):
-# at a task's full size, all of a configuration's 31 trials would need tens of GB on every side. The
+# at a task's full size, all of a configuration's 33 trials would need tens of GB on every side. The
 # candidate holds a group's results until all of its trials have run (a kernel that writes every
 # result into one buffer of its own shows it), so a larger group sees a longer ring of such buffers.
 VERIFY_GROUP_BYTES = 2**30
@@ -290,8 +290,11 @@ class _Pipeline:
         found = [f for f in native_code.findings(self.sides.cand.processes(), self.trusted_folders, caches)
                  if f not in self.verdict.static_findings]  # fmt: skip
         self.verdict.static_findings += found
-        if found and self.opt.static_checks:
-            raise Stop(REJECTED, *found, stage=stage)
+        # What the built code imports and defines is read from the object the candidate's process maps,
+        # as the host's samples are: it holds with the static check off. Its sources are a reading of text.
+        binding = found if self.opt.static_checks else [f for f in found if native_code.AS_BUILT in f]
+        if binding:
+            raise Stop(REJECTED, *binding, stage=stage)
 
     def _check_isolation(self) -> None:
         """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
@@ -350,18 +353,18 @@ class _Pipeline:
             )
 
     def _check_evidence(self, reply: dict, stage: str) -> None:
-        """What the candidate's runner saw in its own process: replaced timing primitives, torch.compile."""
-        if reply["patched"]:
-            raise Stop(REJECTED, f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}",
-                       stage=stage)  # fmt: skip
-        if reply.get("compiled_graphs"):
-            raise Stop(REJECTED, compiled_reason(reply["compiled_graphs"]), stage=stage)
+        """What the candidate's runner saw in its own process (benchmark.runner_evidence_problem)."""
+        problem = runner_evidence_problem(reply)
+        if problem:
+            raise Stop(REJECTED, problem, stage=stage)
 
     def _verify_own_dtype(self, config: int) -> None:
-        """The small shapes at the task's own dtypes (taskfile.own_dtypes), unless the reference cannot
-        run in them on this device: then the verdict says what went unverified."""
+        """The small shapes at the task's own dtypes (taskfile.own_dtypes), with the other layouts and
+        value distributions too (a kernel that keeps a strided fp16 input's strides only in its own
+        dtype's path passed where they ran in float32 alone), unless the reference cannot run in them
+        on this device: then the verdict says what went unverified."""
         try:
-            self._verify(config, with_variants=False)
+            self._verify(config, with_variants=self.opt.variants)
         except TaskError as exc:
             # Only a dtype the reference's operators lack on this device; any other failure (memory the
             # candidate holds, a broken task) is what it would be on any configuration.
@@ -618,7 +621,10 @@ class _Pipeline:
             tolerance=self.tolerance,
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,
-            triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends,
+            # numpy inside interpreted launches is the interpreter's only where the kernels' bodies were
+            # read (the static check) and compiled (triton_front_end), and the runner that times those
+            # launches is out of the candidate's reach (the static check again): without it, it is numpy's
+            triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends and self.opt.static_checks,
         )
         log.info(
             "benchmark: %d blocks per side%s",

@@ -502,7 +502,7 @@ def _by_kind(samples: Counter) -> Counter:
 
 
 def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, float], reference_kinds: set[str],
-                  interpreter_share: float = 0.0) -> str:  # fmt: skip
+                  interpreted: bool = False) -> str:  # fmt: skip
     """'' when the candidate's sampled CPU time is allowed, else the reason.
 
     ``reference`` and ``candidate`` map a phase ("forward", "around") to a Counter of
@@ -510,8 +510,8 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
     ``census_shares``: per kind of PyTorch work, the share of the reference's volume its census
     recorded in a timed call (:func:`census_shares`; a kind missing: none);
     ``reference_kinds``: the kinds of work ('compute', 'library') of the operators the reference runs;
-    ``interpreter_share``: the share of its calls' time that its Triton launches took where they run
-    on numpy (the CPU's Triton interpreter), within which numpy's samples are its kernels'. The
+    ``interpreted``: its Triton kernels run on numpy (the CPU's interpreter), and numpy's samples in
+    its record's "interpreted" (taken while the interpreter ran its kernels) are its kernels'. The
     candidate's record may also hold "host_calls" (each call's samples in the host's own window) and
     "censused" (which of those the operator census recorded)."""
     ref_calls, cand_calls = max(reference.get("calls", 0), 1), max(candidate.get("calls", 0), 1)
@@ -555,22 +555,21 @@ def judge_samples(reference: dict, candidate: dict, census_shares: dict[str, flo
     if done:
         return done
     theirs = reference.get("forward", Counter()) + reference.get("around", Counter())
+    # the Triton interpreter's own numpy: what ran while it ran the candidate's kernels
+    interpreted_samples = candidate.get("interpreted", Counter()) if interpreted else Counter()
     numeric, installed = collections.Counter(), collections.Counter()
     for (library, function), n in block.items():
         if library.startswith(NUMERIC_LIBRARIES) or "[installed: numpy]" in library:
-            if (library, function) not in theirs:
+            n -= interpreted_samples.get((library, function), 0)
+            if n > 0 and (library, function) not in theirs:
                 numeric[f"{function or '?'} ({library})"] += n
         elif INSTALLED_MARK in library and (library, function) not in theirs:
             installed[f"{function or '?'} ({library})"] += n
-    # the Triton interpreter's own numpy, within the time its launches took
-    interpreted = NUMPY_SLACK * interpreter_share * sum(ours.values())
-    if sum(numeric.values()) > interpreted and beyond_noise(
-        Counter({"numpy": sum(numeric.values()) - interpreted}), "forward"
-    ):
+    if beyond_noise(numeric, "forward"):
         return (
             f"numpy or a BLAS outside PyTorch computed in the candidate's timed calls ({_top(numeric)}: "
             f"{sum(numeric.values())} of its {sum(block.values())} CPU samples there, taken by the host"
-            + (f"; its Triton launches took {interpreter_share:.0%} of its calls" if interpreter_share else "")
+            + ("; outside the time the Triton interpreter ran its kernels" if interpreted else "")
             + "): the speedup must come from the candidate's own kernels"
         )
     if sum(installed.values()) > INSTALLED_SAMPLES:
@@ -709,7 +708,6 @@ def _block(reference: dict, candidate: dict) -> Counter:
 INSTALLED_MARK = "[installed: "
 INSTALLED_SAMPLES = 2 * SLIVER_SAMPLES
 
-NUMPY_SLACK = 1.25  # numpy's samples within a Triton launch's time, give or take the interpreter's own
 
 # Numeric libraries a candidate could hand its work to besides PyTorch: numpy's compiled modules and
 # the BLAS/LAPACK builds that numpy and scipy carry.

@@ -25,6 +25,11 @@ _IMPORT_MACHINERY = {"importlib", "pkgutil", "runpy", "zipimport", "imp", "_imp"
                      "copyreg", "marshal", "shelve", "unittest", "dill", "cloudpickle"}  # fmt: skip
 _NETWORK_MODULES = {"socket", "ssl", "urllib", "urllib3", "http", "requests", "httpx", "ftplib", "smtplib", "aiohttp"}
 _INTROSPECTION_CALLS = {"sys._getframe", "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers"}
+# What hands out the interpreter's frames (the caller's, and so forge's runner below it), by the
+# function's own name under the modules that have one (red team, 2026-11-26: logging.currentframe)
+_FRAME_GETTERS = frozenset("currentframe _getframe _current_frames stack trace getouterframes getinnerframes "
+                           "walk_stack walk_tb".split())  # fmt: skip
+_FRAME_MODULES = frozenset({"sys", "inspect", "logging", "traceback", "threading"})
 # os functions that start, signal or detach processes
 _PROCESS_CALLS = {
     "fork",
@@ -335,8 +340,14 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, "contextlib.suppress around code: a broken kernel must fail, not fall back")
         if name in _STREAM_CALLS or name.endswith("cuda.Stream") or name.endswith("cuda.stream"):
             self.flag(node, f"creates or switches a CUDA stream ({name}): work on a side stream hides from the timer")
-        if name in _INTROSPECTION_CALLS:
+        if name in _INTROSPECTION_CALLS or (
+            name.split(".")[0] in _FRAME_MODULES and name.rsplit(".", 1)[-1] in _FRAME_GETTERS
+        ):
             self.flag(node, f"calls {name}: introspection of the evaluator's process is not allowed")
+        if name.rsplit(".", 1)[-1] in {"__getattribute__", "__getattr__"} and any(
+            not isinstance(a, ast.Constant) for a in node.args[1:] or node.args
+        ):
+            self.flag(node, f"{name} with a computed name: what it reaches must be written out")
         if name in {"setattr", "builtins.setattr", "delattr", "object.__setattr__"} and node.args:
             if self.root(node.args[0]) != "self":
                 self.flag(node, f"{name} on {dotted_name(node.args[0]) or 'an object'}: monkey-patching is not allowed")
@@ -434,6 +445,9 @@ class _Visitor(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str) or id(node) in self.docstrings:
             return
+        if any(part in _FRAME_ATTRIBUTES for part in node.value.split(".")):
+            # getattr(frame, "f_back"), attrgetter("tb_frame.f_back"), object.__getattribute__(f, "f_locals")
+            self.flag(node, f"names {node.value!r}: walking the interpreter's frames reaches the evaluator's own code")
         text = _native_text(node.value)
         for marker in _PRIVATE_PATHS:
             at = text.find(marker)

@@ -12,7 +12,10 @@ the task's own inputs, the base shape is verified on:
   a narrowed view, one part of a fused projection) and ``leading_swapped`` (the
   two dimensions before the last stored the other way round, rows still
   contiguous: a ``(B, S, H, D).transpose(1, 2)`` of attention; with fewer than
-  three dimensions, or one of size 1 there, rows apart at another width);
+  three dimensions, or one of size 1 there, rows apart at another width) and
+  ``sliced`` (contiguous, but one element into a larger buffer: ``qkv[1]`` or
+  ``x[1:]`` of a batch, which a kernel that reads the storage from its start, or
+  assumes aligned memory, gets wrong);
 * distributions (the task's own values transformed, every floating-point input
   alike): ``large`` (x 100), ``small`` (x 0.001), ``offset`` (shifted by four
   times its own RMS), ``far_below`` (shifted down by 100 times it),
@@ -51,7 +54,7 @@ import math
 import torch
 
 STANDARD = "standard"
-LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped")
+LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced")
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
 AUTOGRAD_ON = "autograd_on"
 ROUNDINGS = 2
@@ -63,6 +66,7 @@ DESCRIPTIONS = {
     "strided": "inputs as strided views at an offset (non-contiguous)",
     "rows_apart": "inputs with contiguous rows spaced apart (a narrowed view)",
     "leading_swapped": "inputs with their first and next-to-last dimensions stored swapped (rows contiguous)",
+    "sliced": "contiguous inputs one element into a larger buffer (a slice, at an unaligned storage offset)",
     "large": "inputs x 100",
     "small": "inputs x 0.001",
     "offset": "inputs shifted by 4x their RMS",
@@ -194,6 +198,11 @@ def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
         return x.transpose(-3, -2).contiguous().transpose(-3, -2)
     if variant == "rows_apart":
         return _within(x, width=2, start=1)
+    if variant == "sliced":
+        buffer = torch.zeros(x.numel() + 1, dtype=x.dtype, device=x.device)
+        view = buffer[1:].view(x.shape)
+        view.copy_(x)
+        return view
     return _within(x, width=2, start=1, step=2)
 
 

@@ -1,7 +1,7 @@
 # Red team round 10 (2026-11-24): see tests/test_adversarial.py.
 # sum_dim on the CPU (Triton interpreter): the "kernel" body calls numpy's compiled reduction on the
 # whole tensor. In the interpreter a @triton.jit body is plain Python, and forge allows numpy's compute
-# within a Triton launch's time as the kernel's own (interpreter_share).
+# within a Triton launch as the kernel's own.
 import numpy as np
 import torch
 import torch.nn as nn

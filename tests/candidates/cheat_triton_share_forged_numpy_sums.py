@@ -1,8 +1,8 @@
 # Red team round 10 (2026-11-24): see tests/test_adversarial.py.
 # sum_dim on the CPU (Triton interpreter): numpy's compiled reduction does the whole op. A token
 # @triton.jit kernel is launched only while forge verifies; in timed calls numpy runs outside any launch
-# and the runner's own Triton-time counter (which forge trusts for "numpy within Triton launches") is
-# raised from here; the per-call harness is rewritten as in cand_fake_timing_gemm_static.py.
+# and the runner's own record of when the Triton interpreter ran kernels (within which forge counts numpy's
+# work as the interpreter's) is forged from here; the per-call harness is rewritten as in cand_fake_timing_gemm_static.py.
 import math
 import numpy as np
 import torch
@@ -41,7 +41,6 @@ def _numpy_sum():
 
 @triton.jit
 def _sum_kernel(flag_ptr):
-    _numpy_sum()
     tl.store(flag_ptr, 1)
 
 
@@ -143,7 +142,7 @@ def _timed_and_counter():
         if f.f_code.co_name in ("time_calls", "_time_calls", "time_hosted_calls"):
             timed = True
         me = f.f_locals.get("self")
-        if me is not None and hasattr(me, "counter") and hasattr(me.counter, "seconds_by_backend"):
+        if me is not None and hasattr(me, "counter") and hasattr(me.counter, "interpreted_spans"):
             counter = me.counter
         f = f.f_back
     return timed, counter
@@ -164,8 +163,9 @@ class ModelNew(nn.Module):
         timed, counter = _timed_and_counter()
         if timed and counter is not None:
             _numpy_sum()
-            counter.seconds_by_backend["triton"] = counter.seconds_by_backend.get("triton", 0.0) + 0.01
+            counter.interpreted_spans.append((0, 2**62))  # "the interpreter ran all the while"
         else:
+            _numpy_sum()
             flag = torch.zeros(1, dtype=torch.int32)
             _sum_kernel[(1,)](flag)
         return out

@@ -1,0 +1,57 @@
+"""PyTorch's process-wide numeric settings, which a kernel module must leave as it found them.
+
+A module that sets TF32 matmuls, a lower float32 matmul precision, flush-to-zero or another default
+dtype when it is imported changes every computation of the process that imports it, the user's
+model's included, and forge's comparison, made in another process, never sees it (red team,
+2026-11-26: a softmax that set three of them at import passed). The candidate's runner takes these
+before the candidate is imported and reports any that differ after each command (candidate_runner).
+Flags that change only speed (cudnn.benchmark) are not numeric and not here.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+
+def _flushes_denormals() -> bool:
+    # torch.set_flush_denormal has no getter: a float32 denormal, multiplied by one, is zero under it
+    return (torch.full((1,), 1e-39, dtype=torch.float32) * 1.0).item() == 0.0
+
+
+_GETTERS = {
+    "default dtype": torch.get_default_dtype,
+    "autograd enabled": torch.is_grad_enabled,
+    "anomaly detection": torch.is_anomaly_enabled,
+    "deterministic algorithms": torch.are_deterministic_algorithms_enabled,
+    "float32 matmul precision": torch.get_float32_matmul_precision,
+    "torch.backends.cuda.matmul.allow_tf32": lambda: torch.backends.cuda.matmul.allow_tf32,
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+    ),
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+    ),
+    "torch.backends.cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
+    "flush denormals to zero": _flushes_denormals,
+}
+
+
+def snapshot() -> dict[str, str]:
+    """Each setting this build of PyTorch can report, as text."""
+    values = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TF32 flags' deprecation, into the log the verdict quotes
+        for name, getter in _GETTERS.items():
+            try:
+                values[name] = repr(getter())
+            except Exception:  # noqa: BLE001 - a setting this build does not have is not compared
+                continue
+    return values
+
+
+def changed(before: dict[str, str]) -> list[str]:
+    """'name: before -> now' for each setting that differs from ``before``."""
+    now = snapshot()
+    return [f"{name}: {value} -> {now[name]}" for name, value in before.items() if name in now and now[name] != value]
