@@ -122,6 +122,7 @@ CHEATS = {
     "cheat_layout_ignored_in_its_own_dtype": {"incorrect"},
     "cheat_census_forged_through_logging_frames": {"rejected"},
     "cheat_numpy_beside_a_token_triton_launch": {"rejected"},
+    "cheat_triton_global_rebound_by_its_grid": {"runtime_error"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -182,6 +183,7 @@ TASK_OF = {
     "cheat_layout_ignored_in_its_own_dtype": REPO / "tasks" / "gemm_fp16.py",
     "cheat_census_forged_through_logging_frames": REPO / "tasks" / "swiglu.py",
     "cheat_numpy_beside_a_token_triton_launch": "slow_running_max",
+    "cheat_triton_global_rebound_by_its_grid": REPO / "tasks" / "sum_dim.py",
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
     "cheat_base_interpreters_scipy_blas": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_bimodal_reported_times": REPO / "tasks" / "softmax_rows.py",
@@ -248,7 +250,8 @@ RUNTIME_ONLY = {
     "cheat_weights_repacked_on_load": "after the weights were changed in place in both models",
     "cheat_weights_square_transposed_under_its_name": "after new weights were loaded into both models",
     "cheat_weights_two_norms_merged": "ModelNew holds no parameter or buffer with the value of ln2.weight",
-    "cheat_pytorch_carried_kernel": "PyTorch computed",
+    # its NNPACK import, read as built, holds with the static check off too; else the host's samples
+    "cheat_pytorch_carried_kernel": ("PyTorch computed", "as built, calls code that PyTorch's libraries"),
     "cheat_right_only_without_autograd": "called with autograd enabled",
     "cheat_meta_output_archive": "output is a tensor on meta, not dense memory",
     # Red team round 10's, open until 2026-11-26: Python in an interpreted Triton body, which no GPU
@@ -264,6 +267,7 @@ RUNTIME_ONLY = {
     "cheat_numeric_settings_changed_on_import": "flush denormals to zero: False -> True",
     "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",
     "cheat_numpy_beside_a_token_triton_launch": "numpy or a BLAS outside PyTorch computed",
+    "cheat_triton_global_rebound_by_its_grid": "names _work (function _numpy_work)",
 }
 
 

@@ -119,6 +119,9 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ('def f(x):\n    return getattr(x, "f_back")', "names 'f_back'"),
         ('from operator import attrgetter\nG = attrgetter("tb_frame.f_locals")', "names 'tb_frame.f_locals'"),
         ("def f(x, n):\n    return object.__getattribute__(x, n)", "with a computed name"),
+        ("def f(g):\n    return g.__closure__[0].cell_contents", "uses .__closure__"),
+        ("import triton.language as tl\n_lang = tl\n_lang.reduce_rows = print", "assigns _lang.reduce_rows"),
+        ("import numpy as np\n_n = np\n_n.exp = print", "assigns _n.exp"),
     ],
 )
 def test_red_flags(snippet, words):

@@ -67,6 +67,18 @@ class _Activation:
         return v
 
 
+class _Mode(int):
+    def __ne__(self, other):  # Python the interpreter would call in every program
+        return True
+
+
+def _spoofed(v):
+    return v
+
+
+_spoofed.__module__ = "triton.language.standard"
+
+
 def test_kernels_that_compile_for_a_gpu_are_proven():
     front_end, x = FrontEnd(), torch.zeros(8)
     assert front_end.check(kernel, (x, 8), {"BLOCK": 8, "ACT": None}) is True
@@ -84,6 +96,9 @@ def test_kernels_that_compile_for_a_gpu_are_proven():
         (lambda x: (reads_a_dict, (x,), {"BLOCK": 8}), "names HOLDER (constexpr of dict)"),
         (lambda x: (calls_numpy, (x,), {"BLOCK": 8}), "names np (module numpy)"),
         (lambda x: (breaks, (x, 8), {}), "Triton's compiler refuses the kernel _breaks_py"),
+        # a fresh review, 2026-11-26: an int whose operators are Python; a function that says it is Triton's
+        (lambda x: (kernel, (x, 8), {"BLOCK": 8, "ACT": _Mode(1)}), "is passed ACT=_Mode"),
+        (lambda x: (kernel, (x, 8), {"BLOCK": 8, "ACT": _spoofed}), "is passed ACT=function _spoofed"),
     ],
 )
 def test_python_a_gpu_would_not_run_per_program_is_refused(launch, expected):
@@ -98,3 +113,14 @@ def test_a_refusal_is_kept_and_an_untyped_launch_is_neither_refused_nor_proven()
         with pytest.raises(NotTriton):
             front_end.check(breaks, (x, 8), {})
     assert front_end.check(kernel, (object(), 8), {"BLOCK": 8, "ACT": None}) is False
+
+
+def test_what_is_put_into_triton_language_is_refused():
+    front_end, x = FrontEnd(), torch.zeros(8)
+    tl.reduce_rows = _scale_py  # a body that calls tl.reduce_rows would run it in every program
+    try:
+        with pytest.raises(NotTriton, match="namespaces were changed"):
+            front_end.check(kernel, (x, 8), {"BLOCK": 8, "ACT": None})
+    finally:
+        del tl.reduce_rows
+    assert front_end.check(kernel, (x, 8), {"BLOCK": 8, "ACT": None}) is True

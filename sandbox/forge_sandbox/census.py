@@ -119,6 +119,7 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
                     return call(*a, **k)
                 finally:
                     theirs.append((begun, _perf_counter_ns()))
+                    front_end.check_reach(self)  # what it may have rebound, before a program runs
 
             return run_timed
 
@@ -142,6 +143,7 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
         return result
 
     interpreter.InterpretedFunction.run = counted
+    front_end.seal()  # with the wrapper above in place, before the candidate is imported
 
 
 def _less(start: int, end: int, cut: list[tuple[int, int]]) -> list[tuple[int, int]]:

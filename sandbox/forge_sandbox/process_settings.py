@@ -35,7 +35,32 @@ _GETTERS = {
     ),
     "torch.backends.cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
     "flush denormals to zero": _flushes_denormals,
+    "default device": lambda: torch.get_default_device(),
+    # torch 2.9's per-backend precision (a fresh review, 2026-11-26: TF32 turned on this way unseen)
+    **{
+        f"torch.backends.{path}.fp32_precision".replace("backends..", "backends."): (
+            lambda path=path: _attribute(f"{path}.fp32_precision")
+        )
+        for path in (
+            "",
+            "cuda.matmul",
+            "cudnn",
+            "cudnn.conv",
+            "cudnn.rnn",
+            "mkldnn",
+            "mkldnn.matmul",
+            "mkldnn.conv",
+            "mkldnn.rnn",
+        )
+    },
 }
+
+
+def _attribute(path: str):
+    value = torch.backends
+    for part in path.strip(".").split("."):
+        value = getattr(value, part)
+    return value
 
 
 def snapshot() -> dict[str, str]:

@@ -129,6 +129,9 @@ _NATIVE_RED_FLAGS = {
 # attributes away (red team round 10 rewrote the runner's per-call harness that way).
 _FRAME_ATTRIBUTES = frozenset(
     "tb_frame tb_next f_back f_globals f_locals f_builtins f_code gi_frame cr_frame ag_frame".split()
+    # and a function's insides: what its closure holds (forge's wrappers' counters, a fresh review of
+    # 2026-11-26), its globals, its code
+    + "__closure__ cell_contents __globals__ __code__ __wrapped__ __defaults__ __kwdefaults__".split()
 )
 _TENSOR_CLASSES = {"torch.Tensor", "Tensor", "torch._C.TensorBase", "torch._C._TensorBase"}
 # (a subclass of Parameter in a GEMM made the operator census count its elements, not its multiply-adds)
@@ -398,6 +401,12 @@ class _Visitor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._check_assign_target(target)
+        # `_lang = tl` is an alias as `import triton.language as _lang` is: what is set through it is
+        # set on the module (a fresh review, 2026-11-26: a function put into triton.language that way)
+        if isinstance(node.value, (ast.Name, ast.Attribute)) and self.root(node.value) in _PROTECTED_ROOTS:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.aliases[target.id] = self.resolved(node.value)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -421,7 +430,8 @@ class _Visitor(ast.NodeVisitor):
         if node.attr == "__dict__":
             self.flag(node, "uses __dict__: reaching into namespaces is not allowed in a kernel")
         if node.attr in _FRAME_ATTRIBUTES:
-            self.flag(node, f"uses .{node.attr}: walking the interpreter's frames reaches the evaluator's own code")
+            self.flag(node, f"uses .{node.attr}: walking the interpreter's frames or a function's insides reaches the "
+                            "evaluator's own code")  # fmt: skip
         name = self.resolved(node)
         if (
             name.startswith("torch._")
@@ -447,7 +457,8 @@ class _Visitor(ast.NodeVisitor):
             return
         if any(part in _FRAME_ATTRIBUTES for part in node.value.split(".")):
             # getattr(frame, "f_back"), attrgetter("tb_frame.f_back"), object.__getattribute__(f, "f_locals")
-            self.flag(node, f"names {node.value!r}: walking the interpreter's frames reaches the evaluator's own code")
+            self.flag(node, f"names {node.value!r}: walking the interpreter's frames or a function's insides reaches "
+                            "the evaluator's own code")  # fmt: skip
         text = _native_text(node.value)
         for marker in _PRIVATE_PATHS:
             at = text.find(marker)

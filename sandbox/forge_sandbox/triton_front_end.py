@@ -58,16 +58,20 @@ class FrontEnd:
         follows: a call of one interpreted function from another patches the language and leaves it so,
         and the compiler needs it as Triton made it."""
         self._pristine: dict = {}  # (id(obj), name) -> (obj, name, its value before any patch)
+        self._interpreters_own: dict = {}  # id -> a value the interpreter's patches set
         scope_class = getattr(interpreter, "_LangPatchScope", None)
         set_attr = getattr(scope_class, "set_attr", None)
         if set_attr is not None:
             pristine = self._pristine
 
             def recorded(scope, obj, name, value):
-                pristine.setdefault((id(obj), name), (obj, name, getattr(obj, name, _MISSING)))
+                own = vars(obj) if hasattr(obj, "__dict__") else {}  # its own attribute, not one inherited
+                pristine.setdefault((id(obj), name), (obj, name, own.get(name, _MISSING)))
+                self._interpreters_own[id(value)] = value
                 return set_attr(scope, obj, name, value)
 
             scope_class.set_attr = recorded
+        self.seal()
         self._made = False
         self._tools = None  # (ASTSource, CompilationError, target, backend, options, context), or None
         self._seen: dict = {}  # specialization -> True (compiled), False (not tried) or the refusal
@@ -80,13 +84,67 @@ class FrontEnd:
         if typed is None:
             return False
         signature, constants = typed
+        self.check_reach(kernel, constants)
         key = (id(kernel), tuple(signature.items()), tuple((k, _key(v)) for k, v in constants.items()))
         if key not in self._seen:
-            self._seen[key] = _python_reached(kernel, constants) or self._compile(kernel, signature, constants)
+            self._seen[key] = self._compile(kernel, signature, constants)
         found = self._seen[key]
         if isinstance(found, str):
             raise NotTriton(found)
         return found
+
+    def seal(self) -> None:
+        """Take Triton's namespaces as they are now, forge's own wrappers in place and the candidate not
+        yet imported: what a body reaches through them must be what is there now."""
+        self._namespaces = _triton_namespaces()
+        self._triton_objects = {id(v): v for names in self._namespaces.values() for v in names[1].values()
+                                if _tritons_own(v)}  # fmt: skip
+
+    def check_reach(self, kernel, constants: dict | None = None) -> None:
+        """Raise NotTriton where ``kernel``'s body reaches Python beyond Triton now: every launch, and
+        again once the candidate's own callables in the launch (its grid's, its hooks) have run, since
+        the interpreter looks each name up as the body runs."""
+        changed = self._namespaces_changed()
+        if changed:
+            raise NotTriton(
+                f"Triton's own namespaces were changed before the Triton kernel {getattr(kernel, '__name__', '?')} "
+                f"ran ({changed}): under the CPU's interpreter its body would run what was put there"
+            )
+        found = _python_reached(kernel, constants or {}, self._trusted)
+        if found:
+            raise NotTriton(found)
+
+    def _trusted(self, value) -> bool:
+        return self._triton_objects.get(id(value)) is value
+
+    def _namespaces_changed(self) -> str:
+        # the interpreter copies its own module's names into a kernel's module as it rewrites a kernel
+        interpreters = self._namespaces.get("triton.runtime.interpreter", (None, {}))[1]
+        for name, (holder, before) in self._namespaces.items():
+            now = vars(holder)
+            for key, value in now.items():
+                if before.get(key, _MISSING) is value or self._interpreters_own.get(id(value)) is value:
+                    continue
+                if interpreters.get(key, _MISSING) is value and not isinstance(holder, type):
+                    continue
+                if not isinstance(holder, (type, types.ModuleType)) and not callable(value):
+                    continue  # the interpreter's state as it runs (its builder's grid)
+                if isinstance(holder, type) and any(
+                    vars(base).get(key, _MISSING) is value for base in holder.__mro__[1:]
+                ):
+                    continue  # what it inherits, made its own (the interpreter's patches, undone, leave that)
+                if key.startswith("__") and key.endswith("__") and type(value) in (dict, list, tuple, str):
+                    continue  # Python's own data about a class (copyreg's __slotnames__, __annotations__)
+                if (
+                    isinstance(value, types.ModuleType)
+                    and sys.modules.get(value.__name__) is value
+                    and (
+                        value.__name__.startswith("triton.") or value.__name__.split(".")[0] in sys.stdlib_module_names
+                    )
+                ):
+                    continue  # a module Triton imported since (triton.language.extra.libdevice, ast): no numpy
+                return f"{name}.{key}"
+        return ""
 
     def _compile(self, kernel, signature: dict, constants: dict):
         tools = self._front_end()
@@ -144,36 +202,67 @@ class FrontEnd:
         gc.collect()
 
 
-def _plain(value, depth: int = 0) -> bool:
-    """A value a kernel body may hold: a constant, a dtype, a Triton function or module, ``math``."""
+_CONSTANTS = (bool, int, float, complex, str, bytes)
+
+
+def _plain(value, trusted, depth: int = 0) -> bool:
+    """A value a kernel body may hold: a constant (of exactly a builtin type: a subclass's operators are
+    Python), a dtype, ``math``, a @triton.jit function, or one of the objects Triton's modules held
+    before the candidate was imported (``trusted``: its functions, classes, dtypes and modules)."""
+    import math
+
+    from triton.language.core import constexpr
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
-    if type(value).__name__ == "constexpr" and type(value).__module__.startswith("triton"):
-        return _plain(value.value, depth)
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, torch.dtype)):
+    if type(value) is constexpr:
+        return _plain(value.value, trusted, depth)
+    if value is None or type(value) in _CONSTANTS or type(value) is torch.dtype or value is math:
         return True
-    if isinstance(value, tuple):
-        return depth < 4 and all(_plain(v, depth + 1) for v in value)
-    if isinstance(value, (InterpretedFunction, JITFunction)):
+    if type(value) is tuple:
+        return depth < 4 and all(_plain(v, trusted, depth + 1) for v in value)
+    if type(value) in (InterpretedFunction, JITFunction):
         return True
+    return trusted(value)
+
+
+def _tritons_own(value) -> bool:
+    """Defined by Triton (read before the candidate's code ran, so the names are Triton's word): its
+    modules, functions and classes and their instances (tl.float32), not numpy, which its interpreter
+    imports too."""
     if isinstance(value, types.ModuleType):
-        return value.__name__ == "math" or value.__name__.split(".")[0] == "triton"
-    # Triton's own functions, classes and dtypes (tl.float32, tl.constexpr, tl.arange), not a subclass
-    # or an object of the candidate's: what Triton defines, defined where Triton is
-    module = getattr(value if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)) else type(value),
-                     "__module__", "") or ""  # fmt: skip
-    return module.split(".")[0] == "triton" and not isinstance(value, types.MethodType)
+        return value.__name__.split(".")[0] == "triton"
+    owner = value if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)) else type(value)
+    return (getattr(owner, "__module__", "") or "").split(".")[0] == "triton"
 
 
-def _python_reached(kernel, constants: dict) -> str:
+def _triton_namespaces() -> dict:
+    """name -> (holder, its namespace as now) for Triton's language modules, its interpreter and the
+    classes they define: what the interpreter runs a body with."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name.startswith("triton.language") or name == "triton.runtime.interpreter"):
+            continue
+        found[name] = (module, dict(vars(module)))
+        for key, value in list(vars(module).items()):
+            if isinstance(value, type) and getattr(value, "__module__", "") == name:
+                found[f"{name}.{key}"] = (value, dict(vars(value)))
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    for key in ("interpreter_builder", "interpreter_semantic"):
+        held = getattr(interpreter, key, None)
+        if held is not None and hasattr(held, "__dict__"):
+            found[f"triton.runtime.interpreter.{key}"] = (held, dict(vars(held)))
+    return found
+
+
+def _python_reached(kernel, constants: dict, trusted) -> str:
     """Why ``kernel`` (or an interpreted kernel it names) reaches Python beyond Triton through a global
     it names or a constexpr it is passed; '' when it does not."""
     from triton.runtime.interpreter import InterpretedFunction
 
     name = getattr(kernel, "__name__", "?")
     for parameter, value in constants.items():
-        if not _plain(value):
+        if not _plain(value, trusted):
             return (f"the Triton kernel {name} is passed {parameter}={_what(value)} as a constexpr: under the CPU's "
                     "interpreter its body would run that Python in every program (a GPU's compiler runs it once); "
                     "a kernel is passed constants, dtypes and @triton.jit functions")  # fmt: skip
@@ -185,9 +274,9 @@ def _python_reached(kernel, constants: dict) -> str:
         seen.add(id(current))
         for global_name in _names_used(current.fn):
             value = current.fn.__globals__[global_name]
-            if isinstance(value, InterpretedFunction):
+            if type(value) is InterpretedFunction:
                 todo.append(value)
-            elif not _plain(value):
+            elif not _plain(value, trusted):
                 return (f"the Triton kernel {current.__name__} names {global_name} ({_what(value)}): under the CPU's "
                         "interpreter its body would reach that Python in every program; a kernel body names "
                         "Triton, math, constants and other @triton.jit functions")  # fmt: skip
@@ -196,12 +285,19 @@ def _python_reached(kernel, constants: dict) -> str:
 
 def _names_used(fn) -> set[str]:
     """The globals of its module that ``fn``'s body names (Python's own compiled names: no source)."""
+    known = _NAMES_OF_CODE.get(id(fn.__code__))
+    if known is not None and known[0] is fn.__code__:
+        return {n for n in known[1] if n in fn.__globals__}
     names, codes = set(), [fn.__code__]
     while codes:
         code = codes.pop()
         names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    _NAMES_OF_CODE[id(fn.__code__)] = (fn.__code__, frozenset(names))
     return {n for n in names if n in fn.__globals__}
+
+
+_NAMES_OF_CODE: dict = {}  # id(code) -> (code, the global names it loads)
 
 
 def _what(value) -> str:
@@ -234,7 +330,7 @@ def _language_compiled(made: dict, pristine: dict):
         if value is _MISSING:
             if name in vars(obj):
                 delattr(obj, name)
-        elif getattr(obj, name, _MISSING) is not value:
+        elif vars(obj).get(name, _MISSING) is not value:
             setattr(obj, name, value)
     swapped = []
     for name, module in list(sys.modules.items()):
@@ -279,6 +375,8 @@ def _key(value):
 def _signature(kernel, args: tuple, kwargs: dict) -> tuple[dict, dict] | None:
     """Triton's signature ({name: type}) and constants of a launch, or None where an argument has no
     type this module knows."""
+    from triton.language.core import constexpr
+
     fn = getattr(kernel, "fn", None)
     if not isinstance(fn, types.FunctionType):
         return None
@@ -291,18 +389,18 @@ def _signature(kernel, args: tuple, kwargs: dict) -> tuple[dict, dict] | None:
     signature, constants = {}, {}
     for name, value in bound.arguments.items():
         annotation = fn.__annotations__.get(name)
-        if _is_constexpr(annotation) or _is_constexpr(type(value)) or value is None:
+        if _is_constexpr(annotation) or type(value) is constexpr or value is None:
             signature[name] = "constexpr"
-            constants[name] = getattr(value, "value", value) if _is_constexpr(type(value)) else value
+            constants[name] = value.value if type(value) is constexpr else value
         elif type(value) in (torch.Tensor, torch.nn.Parameter):  # a subclass's methods are Python
             if value.dtype not in _POINTER:
                 return None
             signature[name] = "*" + _POINTER[value.dtype]
-        elif isinstance(value, bool):
+        elif type(value) is bool:  # exactly: a subclass's operators are Python
             signature[name] = "i1"
-        elif isinstance(value, int):
+        elif type(value) is int:
             signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64" if -(2**63) <= value < 2**63 else "u64"
-        elif isinstance(value, float):
+        elif type(value) is float:
             signature[name] = "fp32"
         else:
             return None
