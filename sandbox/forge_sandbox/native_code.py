@@ -17,10 +17,9 @@ native code (:func:`findings`):
 * a definition of ``at::native`` code: PyTorch's kernels compiled in from its headers;
 * the sources, as the static check reads a string of C++ (static_check.native_red_flags).
 
-A speed bump, like the static check: native code can find a function without importing it, and
-hide what it defines (hidden visibility, a stripped object). It is what the build shows, though,
-whatever the Python source said; so what an object imports and defines holds with the static check
-off too (EvalOptions.static_checks), and only the reading of its sources goes with the static check.
+A speed bump like the static check, and tested with it: native code can find a function without
+importing it, and hide what it defines (hidden visibility, a stripped object). It is what the build
+shows, though, whatever the Python source said.
 """
 
 from __future__ import annotations
@@ -271,9 +270,6 @@ def import_findings(imported: list[str], defined: list[str]) -> list[str]:
     return out
 
 
-AS_BUILT = "as built,"  # marks a finding from the object's symbols, not from its sources
-
-
 def findings(pids: list[int], trusted: list[str], caches: list[str] = ()) -> list[str]:
     """Every rule the candidate's own native code breaks, as built and as its sources beside it read
     (static_check.native_red_flags), each once, naming the file."""
@@ -282,7 +278,7 @@ def findings(pids: list[int], trusted: list[str], caches: list[str] = ()) -> lis
     out: list[str] = []
     for path, readable in own_objects(pids, trusted, caches).items():
         name = os.path.basename(path)
-        problems = [f"{AS_BUILT} {problem}" for problem in import_findings(*symbols(readable))]
+        problems = [f"as built, {problem}" for problem in import_findings(*symbols(readable))]
         for source_name, text in sources_beside(readable).items():
             problems += [f"built from {source_name}, {why} ({marker})" for marker, why in native_red_flags(text)]
         out += [f"its native code {name}, {problem}" for problem in dict.fromkeys(problems)]

@@ -76,7 +76,22 @@ def snapshot() -> dict[str, str]:
     return values
 
 
+# Precision settings at their exact values: a module that sets one of these (TF32 off, as an honest
+# kernel's file may) asks for no less precision than the process had, and is not held to it.
+_EXACT = {
+    "float32 matmul precision": {"'highest'"},
+    "flush denormals to zero": {"False"},
+    **{name: {"False"} for name in _GETTERS if "allow_" in name},
+    **{name: {"'none'", "'ieee'"} for name in _GETTERS if name.endswith("fp32_precision")},
+}
+
+
 def changed(before: dict[str, str]) -> list[str]:
-    """'name: before -> now' for each setting that differs from ``before``."""
+    """'name: before -> now' for each setting that differs from ``before``, but for a precision setting
+    moved to its exact value."""
     now = snapshot()
-    return [f"{name}: {value} -> {now[name]}" for name, value in before.items() if name in now and now[name] != value]
+    return [
+        f"{name}: {value} -> {now[name]}"
+        for name, value in before.items()
+        if name in now and now[name] != value and now[name] not in _EXACT.get(name, ())
+    ]
