@@ -34,8 +34,8 @@ class LaunchCounter:
         self.seconds = 0.0
         # Per launch of an interpreted Triton kernel that Triton's compiler accepted (triton_front_end),
         # when it ran, less its grid's callable and pre-run hooks ([start, end] in CLOCK_MONOTONIC ns):
-        # where numpy's work is the interpreter's. The runner reports and clears them each timed block; beyond MAX_INTERPRETED_SPANS,
-        # launches are not recorded (and their numpy counts as numpy's).
+        # where numpy's work is the interpreter's. The runner reports and clears them each timed block;
+        # beyond MAX_INTERPRETED_SPANS, launches are not recorded (and their numpy counts as numpy's).
         self.interpreted_spans: list[tuple[int, int]] = []
 
     def bump(self, started: float) -> None:
