@@ -36,17 +36,22 @@ def commit() -> str:
         return "unknown"
 
 
-def run_verdict(task: str, candidate: str, *flags: str, timeout: float, env: dict | None = None) -> tuple[dict, float]:
+def run_verdict(
+    task: str, candidate: str, *flags: str, timeout: float, env: dict | None = None, progress: bool = False
+) -> tuple[dict, float]:
     """`python -m forge_sandbox eval` in a fresh process, as a GPU worker runs it: the verdict (or an
-    error record when there is none) and the command's wall time in seconds. The bench scripts share it."""
+    error record when there is none) and the command's wall time in seconds. The bench scripts share it.
+    ``progress``: each stage's start and seconds go to stderr as they happen (``--verbose``), so that a
+    run stopped at its time limit still says where its time went."""
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.join(REPO, "sandbox"), env.get("PYTHONPATH")) if p)
-    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, candidate, *flags]
+    cmd = [sys.executable, "-m", "forge_sandbox", "eval", task, candidate, *flags, *(["--verbose"] if progress else [])]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=timeout)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if progress else subprocess.PIPE, text=True,
+                          cwd=REPO, env=env, timeout=timeout)  # fmt: skip
     wall = time.perf_counter() - start
     if proc.returncode == 2 or not proc.stdout.strip():
-        return {"status": "error", "reasons": [proc.stderr.strip()[-500:]]}, wall
+        return {"status": "error", "reasons": [(proc.stderr or "").strip()[-500:] or "see its output above"]}, wall
     return json.loads(proc.stdout), wall
 
 

@@ -39,7 +39,7 @@ def main() -> None:
         candidate = args.candidate or os.path.join(REPO, "bench", "kernels", f"{task}.py")
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         verdict, wall = run_verdict(os.path.join(REPO, "tasks", f"{task}.py"), candidate, "--device", args.device,
-                                    "--size", "default", timeout=args.timeout)  # fmt: skip
+                                    "--size", "default", timeout=args.timeout, progress=True)  # fmt: skip
         peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         row = {
             "task": task,

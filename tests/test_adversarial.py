@@ -520,11 +520,23 @@ results.append(attempt("hostname", "/proc/sys/kernel/hostname"))
 results.append(attempt("sysrq", "/proc/sysrq-trigger"))
 results.append(attempt("reaper", "/proc/1/mem", "r+b"))
 results.append(attempt("reaper_thread", f"/proc/{reaper_thread.native_id}/oom_score_adj"))
-try:
-    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()
-    results.append("socket made")
-except OSError as exc:
-    results.append("socket " + errno.errorcode[exc.errno])
+def local_socket(what, kind, path=None):
+    try:
+        with socket.socket(socket.AF_UNIX, kind) as s:
+            if path:
+                s.connect(path)
+        return what + " made"
+    except OSError as exc:
+        return what + " " + errno.errorcode[exc.errno]
+
+# a socket file inside, listening: a daemon's, as the candidate could still see one (under /var, say)
+listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) if "made" in local_socket("s", 1) else None
+if listening:
+    listening.bind(os.path.join(os.getcwd(), "daemon.sock"))
+    listening.listen()
+results.append(local_socket("socket", socket.SOCK_STREAM))
+results.append(local_socket("datagram", socket.SOCK_DGRAM))
+results.append(local_socket("connect", socket.SOCK_STREAM, os.path.join(os.getcwd(), "daemon.sock")))
 print(" ".join(results))
 """
 
@@ -534,7 +546,7 @@ def test_on_a_gpu_procfs_is_writable_only_for_the_candidates_own_processes(tmp_p
     # namespaces (error 304) once /proc was read-only, since its driver names its threads through
     # /proc/self/task/TID/comm. On a GPU procfs is writable for the processes started inside; the
     # kernel's settings and the reaper's folders, its threads' too (review of that change), stay
-    # read-only. Local sockets stay refused unless the operator lifts that (FORGE_LESS_ISOLATION).
+    # read-only. Local sockets reach no socket file unless the operator lifts that (FORGE_LESS_ISOLATION).
     from forge_sandbox import isolation
 
     prefix, why_not = isolation.isolation_prefix()
@@ -557,7 +569,10 @@ def test_on_a_gpu_procfs_is_writable_only_for_the_candidates_own_processes(tmp_p
     assert gpu["sysrq"] in {"EROFS", "ENOENT"}, found  # ENOENT: a kernel without magic SysRq
     assert gpu["reaper"] in {"EROFS", "ENOENT", "EACCES", "EPERM"}, found  # its folder: bound read-only
     assert gpu["reaper_thread"] == "EROFS", found
-    assert gpu["socket"] == cpu["socket"] == "EPERM" and found["gpu-sockets"]["socket"] == "made", found
+    # the driver's local stream socket is made; it reaches no socket file, and no datagram is sent to one
+    assert gpu["socket"] == cpu["socket"] == found["gpu-sockets"]["socket"] == "made", found
+    assert gpu["datagram"] == cpu["datagram"] == "EPERM" and gpu["connect"] == cpu["connect"] == "ENOENT", found
+    assert found["gpu-sockets"]["datagram"] == found["gpu-sockets"]["connect"] == "made", found
     assert cpu["comm"] == "EROFS" and cpu["reaper_thread"] == "EROFS", found
 
 
@@ -571,12 +586,30 @@ from forge_sandbox import isolation
 isolation.filter_system_calls()
 libc = ctypes.CDLL(None, use_errno=True)
 results = []
-for family in (socket.AF_UNIX, socket.AF_VSOCK, 38):  # 38: AF_ALG
+def attempt(make):
     try:
-        socket.socket(family, socket.SOCK_STREAM)
-        results.append("created")
+        for s in make():
+            s.close()
+        return "created"
     except OSError as exc:
-        results.append(errno.errorcode[exc.errno])
+        return errno.errorcode[exc.errno]
+
+for family in (socket.AF_VSOCK, 38):  # 38: AF_ALG
+    results.append(attempt(lambda: [socket.socket(family, socket.SOCK_STREAM)]))
+# local sockets: stream and seqpacket (a GPU driver's start makes one), never datagram (SOCK_RAW is one
+# too), which can send to any socket file by its path; connect, the one way a stream reaches one, fails
+for kind in (socket.SOCK_STREAM, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC, socket.SOCK_DGRAM,
+             socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, socket.SOCK_RAW):
+    results.append(attempt(lambda: [socket.socket(socket.AF_UNIX, kind)]))
+results.append(attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)))
+results.append(attempt(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)))
+for family, address in ((socket.AF_UNIX, "/nonexistent/but/refused/first"), (socket.AF_INET, ("127.0.0.1", 9))):
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(address)
+            results.append("connected")
+        except OSError as exc:
+            results.append("connect-" + errno.errorcode[exc.errno])
 params = ctypes.create_string_buffer(120)
 results.append("io_uring " + ("refused" if libc.syscall(425, 8, params) == -1 and ctypes.get_errno() == errno.EPERM else "open"))
 context = ctypes.c_ulong(0)  # io_setup: the kernel's asynchronous I/O
@@ -614,7 +647,17 @@ print(" ".join(results))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["EPERM", "EPERM", "EPERM", "io_uring", "refused", "aio", "refused"] + [
+    assert out.stdout.split()[:4] == ["EPERM", "EPERM", "created", "created"]
+    assert out.stdout.split()[4:11] == [
+        "EPERM",
+        "EPERM",
+        "EPERM",
+        "created",
+        "EPERM",
+        "connect-ENOENT",
+        "connect-ENOENT",
+    ]
+    assert out.stdout.split()[11:] == ["io_uring", "refused", "aio", "refused"] + [
         "unshare",
         "refused",
     ] * 3 + [

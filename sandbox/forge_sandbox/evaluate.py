@@ -158,7 +158,7 @@ def _stop_verdict(verdict: Verdict, stop: Stop) -> None:
 # What FORGE_LESS_ISOLATION lets go, in this order, where CUDA does not start inside (_check_isolation).
 _LESS_ISOLATION = ("local_sockets", "filter", "files", None)
 _PIECE_NAMES = {
-    "local_sockets": "the filter's refusal of local sockets",
+    "local_sockets": "the filter's refusal of connect and local datagram sockets",
     "filter": "the system call filter",
     "files": "the file restriction",
 }

@@ -572,9 +572,10 @@ def _become_reaper(*fds: int) -> None:
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
-_EPERM, _ENOSYS = 1, 38
-# Per machine: the audit arch, then the numbers of socket(2), clone(2) and clone3(2).
-_NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220, 435)}
+_EPERM, _ENOENT, _ENOSYS = 1, 2, 38
+# Per machine: the audit arch, then the numbers of socket(2), socketpair(2), connect(2), clone(2)
+# and clone3(2).
+_NATIVE = {"x86_64": (0xC000003E, 41, 53, 42, 56, 435), "aarch64": (0xC00000B7, 198, 199, 203, 220, 435)}
 # Refused outright: io_uring (its IORING_OP_SOCKET makes sockets the socket(2) rule never sees),
 # userfaultfd and bpf (kernel attack surface no kernel candidate needs), unshare and setns (a
 # namespace of its own would hide a process from the host, which finds the candidate's processes
@@ -587,9 +588,16 @@ _NATIVE = {"x86_64": (0xC000003E, 41, 56, 435), "aarch64": (0xC00000B7, 198, 220
 # candidate stands frozen, and would while the reference is timed).
 _REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311, 206, 207, 208, 209, 210, 333),
             "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271, 0, 1, 2, 3, 4, 292)}  # fmt: skip
-# Sockets refused: local ones (a socket file reaches a daemon), vsock, and AF_ALG (the kernel's crypto
-# runs in kernel threads of no cgroup of the candidate's, beside the reference).
+# Sockets refused: vsock, AF_ALG (the kernel's crypto runs in kernel threads of no cgroup of the
+# candidate's, beside the reference) and local datagram sockets, which can send to any socket file by
+# its path (sendto, sendmsg: the address is in memory, where a filter cannot read it). Local stream and
+# seqpacket sockets are let through, since the GPU driver's start makes a local socket (an H100 and an
+# H200, 2026-11-26: CUDA failed with error 304 where socket(AF_UNIX) was refused, and started where it
+# was allowed; which type it makes, bench/cuda_in_namespaces.py records). Such a socket reaches another
+# only through connect(2), refused as ENOENT: "no socket there", what a driver meets on a machine
+# without the daemons it looks for (CUDA started with /run, where they keep their sockets, hidden).
 _AF_UNIX, _AF_VSOCK, _AF_ALG = 1, 40, 38
+_SOCK_STREAM, _SOCK_SEQPACKET, _SOCK_TYPE_MASK = 1, 5, 0xF
 # clone(2) flags refused: those that make a new namespace (CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS,
 # NEWIPC, NEWUSER, NEWPID and NEWNET), and CLONE_PARENT, whose child is its parent's sibling: born
 # under a process the host may already have read for children while it stops the runner's tree after
@@ -626,13 +634,15 @@ def _assemble(program: list[tuple]) -> list[tuple[int, int, int, int]]:
 def filter_system_calls(local_sockets: bool = False) -> None:
     """A seccomp filter, inherited by everything the process starts and never lifted:
 
-    * socket(AF_UNIX), socket(AF_VSOCK) and socket(AF_ALG) fail with EPERM: the network namespace
-      already cuts IP; this keeps a candidate from connecting to a socket file it can still see (an
-      ssh control socket in the home folder, say) and from the kernel's crypto threads. With
-      ``local_sockets`` AF_UNIX is let through: only where an operator allows less isolation for a GPU
-      whose driver did not start under the whole filter (evaluate._check_isolation), since a local
-      socket is the one thing refused here that a driver's start is known to make; socket files the
-      candidate can still see (under /var, /opt) are then in its reach;
+    * connect(2) fails with ENOENT, and socket(AF_VSOCK), socket(AF_ALG) and local datagram sockets
+      (socket or socketpair, SOCK_RAW too, which the kernel makes a datagram socket) with EPERM: the
+      network namespace already cuts IP; this keeps a candidate from reaching a socket file it can
+      still see (a daemon's under /var or /opt, say) and from the kernel's crypto threads, while the
+      local stream socket a GPU driver makes at its start is let through (it can reach nothing: no
+      connect, and a stream socket's sends take no address). With ``local_sockets`` every local socket
+      and connect are let through: only where an operator allows less isolation for a GPU whose driver
+      did not start under the whole filter (evaluate._check_isolation); socket files the candidate can
+      still see are then in its reach;
     * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and so does
       clone with CLONE_PARENT; clone3, whose flags a filter cannot read, fails with ENOSYS, so that
       the C library falls back to clone;
@@ -642,8 +652,9 @@ def filter_system_calls(local_sockets: bool = False) -> None:
     import platform
 
     machine = platform.machine()
-    arch, nr_socket, nr_clone, nr_clone3 = _NATIVE[machine]
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, JMP|JSET|K, RET|K
+    arch, nr_socket, nr_socketpair, nr_connect, nr_clone, nr_clone3 = _NATIVE[machine]
+    # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, JMP|JSET|K, ALU|AND|K, RET|K
+    ld, jeq, jge, jset, and_, ret = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
     program = _assemble([
         (ld, 4),  # seccomp_data.arch
         (jeq, arch, None, "refuse"),  # another ABI
@@ -652,19 +663,28 @@ def filter_system_calls(local_sockets: bool = False) -> None:
         *[(jeq, nr, "refuse", None) for nr in _REFUSED[machine]],
         (jeq, nr_clone3, "no such call", None),
         (jeq, nr_clone, "clone", None),
-        (jeq, nr_socket, "socket", "allow"),
+        (jeq, nr_connect, "allow" if local_sockets else "no socket there", None),
+        (jeq, nr_socketpair, "family", None),
+        (jeq, nr_socket, "family", "allow"),
         "clone",
         (ld, 16),  # args[0]: the flags
         (jset, _CLONE_NAMESPACES | _CLONE_PARENT, "refuse", "allow"),
-        "socket",
+        "family",
         (ld, 16),  # args[0]: the address family
-        (jeq, _AF_UNIX, "allow" if local_sockets else "refuse", None),
+        (jeq, _AF_UNIX, "allow" if local_sockets else "local type", None),
         (jeq, _AF_VSOCK, "refuse", None),
         (jeq, _AF_ALG, "refuse", "allow"),
+        "local type",
+        (ld, 24),  # args[1]: the type, with SOCK_NONBLOCK and SOCK_CLOEXEC above its low bits
+        (and_, _SOCK_TYPE_MASK),
+        (jeq, _SOCK_STREAM, "allow", None),
+        (jeq, _SOCK_SEQPACKET, "allow", "refuse"),
         "allow",
         (ret, _SECCOMP_RET_ALLOW),
         "no such call",
         (ret, _SECCOMP_RET_ERRNO | _ENOSYS),
+        "no socket there",
+        (ret, _SECCOMP_RET_ERRNO | _ENOENT),
         "refuse",
         (ret, _SECCOMP_RET_ERRNO | _EPERM),
     ])  # fmt: skip
