@@ -123,6 +123,8 @@ CHEATS = {
     "cheat_census_forged_through_logging_frames": {"rejected"},
     "cheat_numpy_beside_a_token_triton_launch": {"rejected"},
     "cheat_triton_global_rebound_by_its_grid": {"runtime_error"},
+    # ... and one input's layout taken for all (caught since layouts differ between inputs in a trial)
+    "cheat_one_inputs_layout_assumed_for_all": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -265,6 +267,7 @@ RUNTIME_ONLY = {
     "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",
     "cheat_numpy_beside_a_token_triton_launch": "numpy or a BLAS outside PyTorch computed",
     "cheat_triton_global_rebound_by_its_grid": "names _work (function _numpy_work)",
+    "cheat_one_inputs_layout_assumed_for_all": "(every input but the first stored transposed",
 }
 
 

@@ -176,6 +176,9 @@ class ReferenceRunner:
             h.load_trials([inputs], [variant])
             held += _nbytes(inputs)
             standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs
+            if not variants.applies(inputs, variant):
+                dropped[str(i)] = "the task has one tensor input: nothing to store differently from it"
+                continue
             try:
                 out, record = h.forward(h.model, h.trials[0], census=True)
             except Exception as exc:

@@ -15,7 +15,12 @@ the task's own inputs, the base shape is verified on:
   three dimensions, or one of size 1 there, rows apart at another width) and
   ``sliced`` (contiguous, but one element into a larger buffer: ``qkv[1]`` or
   ``x[1:]`` of a batch, which a kernel that reads the storage from its start, or
-  assumes aligned memory, gets wrong);
+  assumes aligned memory, gets wrong); and, where a task has two tensor inputs
+  or more, layouts that differ between its inputs, as in a model (an activation
+  made contiguous beside a weight used transposed): ``first_transposed`` (only
+  the first stored transposed) and ``others_transposed`` (all but the first),
+  which a kernel that reads one input's layout and assumes it of the others gets
+  wrong in one of the two;
 * distributions (the task's own values transformed, every floating-point input
   alike): ``large`` (x 100), ``small`` (x 0.001), ``offset`` (shifted by four
   times its own RMS), ``far_below`` (shifted down by 100 times it),
@@ -54,7 +59,9 @@ import math
 import torch
 
 STANDARD = "standard"
-LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced")
+LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "first_transposed", "others_transposed")
+# Layouts that differ between a task's inputs: which of its tensor inputs (in order) each stores transposed.
+MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
 AUTOGRAD_ON = "autograd_on"
 ROUNDINGS = 2
@@ -67,6 +74,8 @@ DESCRIPTIONS = {
     "rows_apart": "inputs with contiguous rows spaced apart (a narrowed view)",
     "leading_swapped": "inputs with their first and next-to-last dimensions stored swapped (rows contiguous)",
     "sliced": "contiguous inputs one element into a larger buffer (a slice, at an unaligned storage offset)",
+    "first_transposed": "the first input stored transposed, the others as made (layouts differ between inputs)",
+    "others_transposed": "every input but the first stored transposed (layouts differ between inputs)",
     "large": "inputs x 100",
     "small": "inputs x 0.001",
     "offset": "inputs shifted by 4x their RMS",
@@ -184,7 +193,21 @@ def apply_layout(inputs: list, variant: str) -> list:
     variant = inputs_of(variant)
     if variant not in LAYOUTS:
         return inputs
-    return [_relayout(x, variant) if isinstance(x, torch.Tensor) and x.numel() > 1 else x for x in inputs]
+    relaid = _relaid(inputs)
+    if variant in MIXED_LAYOUTS:
+        chosen = set(relaid[MIXED_LAYOUTS[variant]])
+        return [_relayout(x, "transposed") if i in chosen else x for i, x in enumerate(inputs)]
+    return [_relayout(x, variant) if i in relaid else x for i, x in enumerate(inputs)]
+
+
+def applies(inputs: list, variant: str) -> bool:
+    """Whether a variant makes inputs of its own: layouts that differ between inputs need two tensors."""
+    return inputs_of(variant) not in MIXED_LAYOUTS or len(_relaid(inputs)) >= 2
+
+
+def _relaid(inputs: list) -> list[int]:
+    """Which inputs a layout variant stores otherwise: the tensors of more than one element."""
+    return [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 1]
 
 
 def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
