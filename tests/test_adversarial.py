@@ -125,10 +125,18 @@ CHEATS = {
     "cheat_triton_global_rebound_by_its_grid": {"runtime_error"},
     # ... and one input's layout taken for all (caught since layouts differ between inputs in a trial)
     "cheat_one_inputs_layout_assumed_for_all": {"incorrect"},
+    # ... and numpy run from the __add__ of the tuple the grid's callable returns, inside the launch
+    "cheat_triton_grid_tuple_subclass_runs_numpy": {"runtime_error"},
+    # ... and kernels right only where their process is forge's runner (its PID, its user)
+    "cheat_right_only_as_pid_2": {"rejected"},
+    "cheat_right_only_as_the_overflow_uid": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
 TASK_OF = {
+    "cheat_right_only_as_pid_2": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_as_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
+    "cheat_triton_grid_tuple_subclass_runs_numpy": REPO / "tasks" / "cumsum_rows.py",
     "cheat_pool_layout_cache": "linear_relu",
     "cheat_sdpa_token": "naive_attention",
     "cheat_token_softmax": "softmax_small",
@@ -268,6 +276,9 @@ RUNTIME_ONLY = {
     "cheat_numpy_beside_a_token_triton_launch": "numpy or a BLAS outside PyTorch computed",
     "cheat_triton_global_rebound_by_its_grid": "names _work (function _numpy_work)",
     "cheat_one_inputs_layout_assumed_for_all": "(every input but the first stored transposed",
+    "cheat_triton_grid_tuple_subclass_runs_numpy": "grid must be a tuple of one to three ints, of exactly those types",
+    # the runner's PID is drawn at random (isolation._draw_next_pid): its other branch runs, and is seen
+    "cheat_right_only_as_pid_2": ("outside tolerance", "PyTorch computed mul_"),
 }
 
 
@@ -1141,6 +1152,9 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
 OPEN_WITHOUT_THE_STATIC_CHECK = {
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
     "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
+    # the runner's user, as its nested user namespace shows it (the overflow uid: no uid map is written
+    # there, so that the mounts stay locked and /proc read-only)
+    "cheat_right_only_as_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
 }
 
 

@@ -123,8 +123,11 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
 
             return run_timed
 
-        if callable(kwargs.get("grid")):
-            kwargs["grid"] = timed(kwargs["grid"])
+        grid = kwargs.get("grid")
+        if callable(grid):
+            kwargs["grid"] = timed(lambda *a, **k: _exact_grid(grid(*a, **k)))
+        else:
+            _exact_grid(grid)
         hooks = getattr(self, "pre_run_hooks", None)
         if hooks:
             self.pre_run_hooks = [timed(hook) for hook in hooks]
@@ -144,6 +147,22 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
 
     interpreter.InterpretedFunction.run = counted
     front_end.seal()  # with the wrapper above in place, before the candidate is imported
+
+
+def _exact_grid(grid):
+    """The grid as the interpreter takes it: a tuple of one to three ints, of exactly those types. The
+    interpreter pads and reads it after the grid's callable has returned, inside the launch's span: a
+    subclass's operators (``__add__``, ``__len__``, ``__iter__``) would run Python of the candidate's
+    choosing there, counted as the interpreter's work (red team, 2026-11-26: numpy's cumsum from a
+    tuple subclass's ``__add__`` passed behind a token kernel)."""
+    if type(grid) is not tuple or not 1 <= len(grid) <= 3 or not all(type(n) is int for n in grid):
+        shown = (
+            type(grid).__name__ if type(grid) is not tuple else "(" + ", ".join(type(n).__name__ for n in grid) + ")"
+        )
+        raise triton_front_end.NotTriton(
+            f"a Triton launch's grid must be a tuple of one to three ints, of exactly those types; it is {shown}"
+        )
+    return grid
 
 
 def _less(start: int, end: int, cut: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -3,7 +3,7 @@ or write anything but its own folder, temp files and the compilers' caches.
 
 The candidate's runner starts under ``unshare`` (util-linux) in six new
 namespaces: user, PID, mount, network, IPC and UTS, the user mapped to root
-there (which gives it nothing outside): inside, it is PID 2 under a reaper,
+there (which gives it nothing outside): inside, it runs under a reaper (PID 1), at a PID drawn at random,
 ``/proc`` shows only its own processes, there is no network but a down
 loopback, no System V IPC or POSIX queue shared with anyone, and a process
 outside (the host, the reference runner, the user's shell) has no PID it could
@@ -31,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import secrets
 import shutil
 import signal
 import site
@@ -516,6 +517,7 @@ def settle(layout: dict, *fds: int) -> str:
     ``layout`` says, fork (this process stays behind as the reaper), lock the mounts in the child,
     which returns and goes on. ``fds`` are closed in the reaper. Returns what was achieved, as
     one line: "read-only ..." when everything holds."""
+    _draw_next_pid()
     files = _restrict(layout)
     _become_reaper(*fds)
     try:
@@ -529,6 +531,18 @@ def settle(layout: dict, *fds: int) -> str:
     except (OSError, KeyError) as exc:  # KeyError: a machine type without a filter here
         files += f"; no system call filter: socket files stay reachable, namespaces can be made ({exc})"
     return files
+
+
+def _draw_next_pid() -> None:
+    """The PID the runner gets (the reaper's child) drawn at random, not 2: a kernel that checked for
+    forge's runner by its PID could be right in forge and wrong in a user's model (a fresh review,
+    2026-11-26). PID 1 of the namespace may set where the namespace's PIDs go on from, while /proc/sys is
+    writable (before _restrict)."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(300 + secrets.randbelow(20000)))
+    except OSError:
+        pass  # a kernel without it: PID 2, as before
 
 
 def _restrict(layout: dict) -> str:

@@ -61,10 +61,19 @@ _STREAM_CALLS = {
     "cp.cuda.Stream",
 }
 _PRIVATE_PATHS = ("/proc/", "/dev/shm", "forge-eval", "kev-")
-# How its process was started: a kernel that reads it can be right where it is evaluated and wrong in
-# a user's model.
-_HOW_IT_WAS_STARTED = {"sys.argv", "sys.orig_argv", "os.getppid"}
-_STARTED_WHY = "how its process was started is no kernel's business (it must behave the same in every process)"
+# How its process was started, and which process, user and machine it is: a kernel that reads them
+# can be right where it is evaluated and wrong in a user's model (a fresh review, 2026-11-26: a GELU
+# right only where it ran as PID 2 under the overflow uid, as forge's runner does, passed).
+_HOW_IT_WAS_STARTED = {
+    "sys.argv", "sys.orig_argv", "os.getppid", "os.getpid", "os.getuid", "os.geteuid", "os.getgid", "os.getegid",
+    "os.getresuid", "os.getresgid", "os.getgroups", "os.getpgrp", "os.getpgid", "os.getsid", "os.getlogin",
+    "os.uname", "os.ctermid", "os.ttyname", "os.isatty", "platform.node", "platform.uname", "socket.gethostname",
+    "getpass.getuser", "pwd.getpwuid", "threading.get_native_id", "resource.getrlimit", "resource.getrusage",
+}  # fmt: skip
+_STARTED_WHY = (
+    "how its process was started, and which process, user or machine it is, are no kernel's business (it must "
+    "behave the same in every process)"
+)
 _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
 # PyTorch's compilers, dispatch hooks and profilers: they do PyTorch's work behind a token kernel, or
 # tell the candidate when forge's census of PyTorch operators is watching.
@@ -329,6 +338,11 @@ class _Visitor(ast.NodeVisitor):
                 self.flag(node, f"class {name} subclasses torch.Tensor: outputs must be plain torch.Tensor")
             elif dotted_name(base) in _PARAMETER_CLASSES:
                 self.flag(node, f"class {name} subclasses torch.nn.Parameter: weights must be plain parameters")
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "__file__" and isinstance(node.ctx, ast.Load):
+            self.flag(node, "reads __file__, where its source lies: no kernel's business (it must behave the same "
+                            "wherever it is loaded from)")  # fmt: skip
 
     def visit_Call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
