@@ -130,10 +130,18 @@ CHEATS = {
     # ... and kernels right only where their process is forge's runner (its PID, its user)
     "cheat_right_only_as_pid_2": {"rejected"},
     "cheat_right_only_as_the_overflow_uid": {"rejected"},
+    # ... and, with it off, forge's runner rebound from the candidate's process (census, timing, layouts,
+    # the settings check)
+    "cheat_verification_served_by_pytorch_through_the_runner": {"rejected"},
+    "cheat_layouts_undone_through_the_runner": {"rejected"},
+    "cheat_settings_check_silenced_through_the_runner": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
 TASK_OF = {
+    "cheat_verification_served_by_pytorch_through_the_runner": REPO / "tasks" / "activation_gelu.py",
+    "cheat_layouts_undone_through_the_runner": REPO / "tasks" / "activation_gelu.py",
+    "cheat_settings_check_silenced_through_the_runner": REPO / "tasks" / "activation_gelu.py",
     "cheat_right_only_as_pid_2": REPO / "tasks" / "activation_gelu.py",
     "cheat_right_only_as_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
     "cheat_triton_grid_tuple_subclass_runs_numpy": REPO / "tasks" / "cumsum_rows.py",
@@ -279,6 +287,9 @@ RUNTIME_ONLY = {
     "cheat_triton_grid_tuple_subclass_runs_numpy": "grid must be a tuple of one to three ints, of exactly those types",
     # the runner's PID is drawn at random (isolation._draw_next_pid): its other branch runs, and is seen
     "cheat_right_only_as_pid_2": ("outside tolerance", "PyTorch computed mul_"),
+    "cheat_verification_served_by_pytorch_through_the_runner": "forge's own code in the candidate's process was rebound",
+    "cheat_layouts_undone_through_the_runner": "forge's own code in the candidate's process was rebound",
+    "cheat_settings_check_silenced_through_the_runner": "forge's own code in the candidate's process was rebound",
 }
 
 
@@ -1152,8 +1163,9 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
 OPEN_WITHOUT_THE_STATIC_CHECK = {
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
     "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
-    # the runner's user, as its nested user namespace shows it (the overflow uid: no uid map is written
-    # there, so that the mounts stay locked and /proc read-only)
+    # the runner's user, as its nested user namespace shows it: the overflow uid, since no uid map is
+    # written there (one would give the capabilities it holds there reach over the files its user owns
+    # outside: for a forge run as root, every root-only file it can still see)
     "cheat_right_only_as_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
 }
 
@@ -1163,3 +1175,24 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
 def test_attacks_open_without_the_static_check(name):
     verdict = cpu_eval(name, task=OPEN_WITHOUT_THE_STATIC_CHECK[name], static_checks=False)
     assert verdict.status != "passed", verdict.reasons
+
+
+def test_the_scan_for_a_runners_strays_reads_only_the_start_of_each_environment():
+    # A review (2026-11-26, static check off): a candidate's 100 children with environments of 630 KB
+    # each held the host's scans (every 50 ms, and several per timed block) for 3 ms a child. The token
+    # comes first in a runner's environment, and only its start is read.
+    from forge_sandbox import host
+
+    token = "t" * 16
+    env = host.child_environment("cpu", token, {"BIG": "x" * 100_000})
+    assert next(iter(env)) == host.TOKEN_VARIABLE
+    near = subprocess.Popen(["sleep", "30"], env=env)
+    moved = {k: v for k, v in env.items() if k != host.TOKEN_VARIABLE} | {host.TOKEN_VARIABLE: token}
+    far = subprocess.Popen(["sleep", "30"], env=moved)  # its token behind 100 KB of other variables
+    try:
+        found = host._token_holders(token)
+        assert near.pid in found and far.pid not in found
+    finally:
+        for proc in (near, far):
+            proc.kill()
+            proc.wait()

@@ -695,9 +695,15 @@ def compiled_reason(graphs) -> str:
 
 def runner_evidence_problem(reply: dict) -> str:
     """What the candidate's runner saw in its own process (candidate_runner._evidence) that rejects it:
-    replaced timing primitives, graphs torch.compile compiled, PyTorch's numeric settings changed; ''."""
+    replaced timing primitives, forge's own code rebound, graphs torch.compile compiled, PyTorch's
+    numeric settings changed; ''."""
     if reply.get("patched"):
         return f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}"
+    if reply.get("own_code_rebound"):
+        return (
+            f"forge's own code in the candidate's process was rebound ({', '.join(map(str, reply['own_code_rebound']))}): "
+            "the evaluator's runner is not for a kernel to change"
+        )
     if reply.get("compiled_graphs"):
         return compiled_reason(reply["compiled_graphs"])
     changed = reply.get("settings_changed")

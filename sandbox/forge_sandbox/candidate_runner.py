@@ -20,6 +20,7 @@ from forge_sandbox import (
     census,
     compare,
     op_census,
+    own_code,
     process_settings,
     protocol,
     static_check,
@@ -62,6 +63,7 @@ class CandidateRunner:
         self.files = files  # what isolation.settle achieved, for the host's probe
         self.module = None
         self.settings: dict[str, str] = {}  # PyTorch's numeric settings before the candidate was imported
+        self.own_code: list = []  # forge's own functions, classes and modules then (own_code)
         self.counter = census.LaunchCounter()
         self.payload = b""  # raw bytes to send after the next reply
         self.channel = None  # runner.Channel, set by serve: the steps inside a timed block
@@ -88,6 +90,7 @@ class CandidateRunner:
 
     def cmd_load(self, msg: dict) -> dict:
         self.settings = process_settings.snapshot()
+        self.own_code = own_code.snapshot()
         self.module, self.counter = import_candidate(msg["candidate"])
         return self._evidence()
 
@@ -231,12 +234,14 @@ class CandidateRunner:
         return {"kernels": profile_kernels(self.harness.model, self.harness.first_trial, self.device)}
 
     def _evidence(self) -> dict:
-        """Timing primitives replaced since import, graphs torch.compile compiled and PyTorch's numeric
-        settings changed since import (process_settings)."""
+        """Timing primitives replaced since import, forge's own code rebound since (own_code), graphs
+        torch.compile compiled and PyTorch's numeric settings changed since import (process_settings)."""
         bound, live = timing.bound_primitives(), timing.live_primitives()
         patched = [name for name in bound if live[name] is not bound[name]]
         settings = process_settings.changed(self.settings) if self.settings else []
-        return {"patched": patched, "compiled_graphs": op_census.compiled_graphs(), "settings_changed": settings}
+        rebound = own_code.changed(self.own_code)[:20] if self.own_code else []
+        return {"patched": patched, "compiled_graphs": op_census.compiled_graphs(), "settings_changed": settings,
+                "own_code_rebound": rebound}  # fmt: skip
 
 
 # Calls made in verification while a configuration's results are held, the trials' included: a ring of

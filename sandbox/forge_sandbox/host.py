@@ -466,12 +466,11 @@ def child_environment(device: str, token: str | None, env: dict | None = None, i
         child_env["PYTHONPATH"] = os.pathsep.join(p for p in (sandbox_root(), child_env.get("PYTHONPATH", "")) if p)
     if device == "cpu":
         child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
-    if token:
-        child_env[TOKEN_VARIABLE] = token
     # `python -m` would put the working folder first on sys.path, and another evaluation's
     # candidate could drop a module there that a trusted runner then imports.
     child_env["PYTHONSAFEPATH"] = "1"
-    return child_env
+    # The token first: _token_holders reads only the start of each process's environment.
+    return {TOKEN_VARIABLE: token, **child_env} if token else child_env
 
 
 def kill_group_and_strays(pid: int, token: str) -> None:
@@ -499,13 +498,20 @@ def _proc_pids() -> list[int]:
         return []
 
 
+# How much of a process's environment _token_holders reads: the token comes first in a runner's
+# (child_environment), and a process that moved it further could as well have dropped it. Reading all
+# of it let a candidate's processes with environments of megabytes hold the host's scans (and Python's
+# lock) for milliseconds each, many times a second (a review, 2026-11-26).
+ENVIRON_READ_BYTES = 4096
+
+
 def _token_holders(token: str) -> list[int]:
-    marker = f"{TOKEN_VARIABLE}={token}".encode()
+    marker = f"\0{TOKEN_VARIABLE}={token}\0".encode()
     found = []
     for pid in _proc_pids():
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
-                if marker in f.read().split(b"\0"):
+                if marker in b"\0" + f.read(ENVIRON_READ_BYTES):
                     found.append(pid)
         except OSError:
             continue
