@@ -223,6 +223,7 @@ TASK_OF = {
     "cheat_source_decoded_at_run_time": REPO / "tasks" / "activation_gelu.py",
 }
 
+OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
 # With the static checks off, the runtime and host-side defenses alone must still hold.
 # (Side streams need a GPU to show; see the gpu tests below.)
 RUNTIME_ONLY = {
@@ -287,9 +288,9 @@ RUNTIME_ONLY = {
     "cheat_triton_grid_tuple_subclass_runs_numpy": "grid must be a tuple of one to three ints, of exactly those types",
     # the runner's PID is drawn at random (isolation._draw_next_pid): its other branch runs, and is seen
     "cheat_right_only_as_pid_2": ("outside tolerance", "PyTorch computed mul_"),
-    "cheat_verification_served_by_pytorch_through_the_runner": "forge's own code in the candidate's process was rebound",
-    "cheat_layouts_undone_through_the_runner": "forge's own code in the candidate's process was rebound",
-    "cheat_settings_check_silenced_through_the_runner": "forge's own code in the candidate's process was rebound",
+    "cheat_verification_served_by_pytorch_through_the_runner": OWN_CODE_REBOUND,
+    "cheat_layouts_undone_through_the_runner": OWN_CODE_REBOUND,
+    "cheat_settings_check_silenced_through_the_runner": OWN_CODE_REBOUND,
 }
 
 
@@ -349,10 +350,14 @@ def test_numpy_beside_an_interpreted_kernel_is_numpys():
 
 
 @pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
-def test_runtime_defenses_hold_without_static_checks(name):
+def test_runtime_defenses_hold_without_static_checks(name, monkeypatch):
+    expected = RUNTIME_ONLY[name]
+    if OWN_CODE_REBOUND not in expected:
+        # the host's own defenses, behind the runner's check of forge's code (own_code), which would
+        # otherwise reject a fixture that rewrites the runner before they are reached
+        monkeypatch.setattr(sys.modules["forge_sandbox.benchmark"], "OWN_CODE_REBOUND_REJECTS", False)
     verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False)
     assert verdict.status != "passed", verdict.reasons
-    expected = RUNTIME_ONLY[name]
     reasons = " ".join(verdict.reasons)
     assert any(words in reasons for words in ((expected,) if isinstance(expected, str) else expected)), reasons
 

@@ -693,13 +693,19 @@ def compiled_reason(graphs) -> str:
     )
 
 
+# Whether forge's own code rebound in the candidate's process rejects it (own_code). The tests of the
+# host's own defenses, which stand behind every check made in that process, turn it off, as they turn
+# the static check off.
+OWN_CODE_REBOUND_REJECTS = True
+
+
 def runner_evidence_problem(reply: dict) -> str:
     """What the candidate's runner saw in its own process (candidate_runner._evidence) that rejects it:
     replaced timing primitives, forge's own code rebound, graphs torch.compile compiled, PyTorch's
     numeric settings changed; ''."""
     if reply.get("patched"):
         return f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}"
-    if reply.get("own_code_rebound"):
+    if OWN_CODE_REBOUND_REJECTS and reply.get("own_code_rebound"):
         return (
             f"forge's own code in the candidate's process was rebound ({', '.join(map(str, reply['own_code_rebound']))}): "
             "the evaluator's runner is not for a kernel to change"
