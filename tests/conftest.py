@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from forge_sandbox import EvalOptions, evaluate
+from forge_sandbox import EvalOptions, benchmark, evaluate
 
 TESTS = Path(__file__).parent
 TASKS = TESTS / "tasks"
@@ -48,12 +48,22 @@ def forge_home(tmp_path, monkeypatch):
     return home
 
 
-def cpu_eval(candidate: str, task: str | Path = "scale_add", **options):
+def cpu_eval(candidate: str, task: str | Path = "scale_add", own_code: bool | None = None, **options):
     """Evaluate tests/candidates/<candidate>.py against tests/tasks/<task>.py (or the task file ``task``,
-    a Path) on the CPU at small size."""
+    a Path) on the CPU at small size.
+
+    With the static check off, the runner's check of forge's own code in the candidate's process
+    (own_code) is off too unless ``own_code``: those tests show the host's own defenses, which stand
+    behind every check made in that process, and their fixtures rewrite the runner to reach them."""
     opts = {"device": "cpu", "size": "small", "timeout": 60.0, **options}
     task_file = task if isinstance(task, Path) else TASKS / f"{task}.py"
-    return evaluate(str(task_file), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
+    checked = own_code if own_code is not None else opts.get("static_checks", True) is not False
+    saved = benchmark.OWN_CODE_REBOUND_REJECTS
+    benchmark.OWN_CODE_REBOUND_REJECTS = checked
+    try:
+        return evaluate(str(task_file), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
+    finally:
+        benchmark.OWN_CODE_REBOUND_REJECTS = saved
 
 
 def gpu_eval(candidate: str, task: str = "scale_add", **options):

@@ -350,13 +350,12 @@ def test_numpy_beside_an_interpreted_kernel_is_numpys():
 
 
 @pytest.mark.parametrize("name", sorted(RUNTIME_ONLY))
-def test_runtime_defenses_hold_without_static_checks(name, monkeypatch):
+def test_runtime_defenses_hold_without_static_checks(name):
     expected = RUNTIME_ONLY[name]
-    if OWN_CODE_REBOUND not in expected:
-        # the host's own defenses, behind the runner's check of forge's code (own_code), which would
-        # otherwise reject a fixture that rewrites the runner before they are reached
-        monkeypatch.setattr(sys.modules["forge_sandbox.benchmark"], "OWN_CODE_REBOUND_REJECTS", False)
-    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False)
+    # the host's own defenses, behind the runner's check of forge's code (cpu_eval's own_code), but
+    # for the fixtures that show that check
+    own_code = OWN_CODE_REBOUND in expected
+    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False, own_code=own_code)
     assert verdict.status != "passed", verdict.reasons
     reasons = " ".join(verdict.reasons)
     assert any(words in reasons for words in ((expected,) if isinstance(expected, str) else expected)), reasons

@@ -694,8 +694,8 @@ def compiled_reason(graphs) -> str:
 
 
 # Whether forge's own code rebound in the candidate's process rejects it (own_code). The tests of the
-# host's own defenses, which stand behind every check made in that process, turn it off, as they turn
-# the static check off.
+# host's own defenses, which stand behind every check made in that process, turn it off with the static
+# check (tests/conftest.py cpu_eval).
 OWN_CODE_REBOUND_REJECTS = True
 
 
