@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from forge_sandbox import EvalOptions, benchmark, evaluate
+from forge_sandbox import EvalOptions, evaluate
 
 TESTS = Path(__file__).parent
 TASKS = TESTS / "tasks"
@@ -56,14 +56,9 @@ def cpu_eval(candidate: str, task: str | Path = "scale_add", own_code: bool | No
     (own_code) is off too unless ``own_code``: those tests show the host's own defenses, which stand
     behind every check made in that process, and their fixtures rewrite the runner to reach them."""
     opts = {"device": "cpu", "size": "small", "timeout": 60.0, **options}
+    opts["own_code_checks"] = own_code if own_code is not None else opts.get("static_checks", True)
     task_file = task if isinstance(task, Path) else TASKS / f"{task}.py"
-    checked = own_code if own_code is not None else opts.get("static_checks", True) is not False
-    saved = benchmark.OWN_CODE_REBOUND_REJECTS
-    benchmark.OWN_CODE_REBOUND_REJECTS = checked
-    try:
-        return evaluate(str(task_file), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
-    finally:
-        benchmark.OWN_CODE_REBOUND_REJECTS = saved
+    return evaluate(str(task_file), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
 
 
 def gpu_eval(candidate: str, task: str = "scale_add", **options):

@@ -111,13 +111,15 @@ class Benchmark:
         triton_interpreted: bool = False,
         pool_path: str = "",
         output_shape: tuple = (),
+        own_code_checks: bool = True,
     ) -> None:
         """``compile_mode``: time the reference under torch.compile in this mode (None: do not);
         ``triton_interpreted``: the candidate's Triton kernels run on numpy (the CPU's interpreter), so
         numpy's compute within the spans its runner reports its interpreted launches ran in is its own; ``pool_path``: the timing pool the
         reference saved, which the host stages from when it hosts the calls (hosted_calls: the CPU's,
-        when both runners' memory is open to it)."""
+        when both runners' memory is open to it); ``own_code_checks``: EvalOptions'."""
         self.sides = sides
+        self.own_code_checks = own_code_checks
         self.hosted = False  # the host stages and reads each timed call (_run decides)
         self.pool_path = pool_path
         self.output_shape = list(output_shape)  # the reference's, which a hosted candidate output must have
@@ -523,7 +525,7 @@ class Benchmark:
 
     def _check_candidate_reply(self, reply: dict) -> None:
         expect(reply, "benchmark", ops=dict, elements=dict, patched=list, interpreted_spans=list, settings_changed=list)
-        problem = runner_evidence_problem(reply)
+        problem = runner_evidence_problem(reply, self.own_code_checks)
         if problem:
             raise Stop(REJECTED, problem, stage="benchmark")
         if reply.get("threads_started", 0) != 0:
@@ -693,19 +695,13 @@ def compiled_reason(graphs) -> str:
     )
 
 
-# Whether forge's own code rebound in the candidate's process rejects it (own_code). The tests of the
-# host's own defenses, which stand behind every check made in that process, turn it off with the static
-# check (tests/conftest.py cpu_eval).
-OWN_CODE_REBOUND_REJECTS = True
-
-
-def runner_evidence_problem(reply: dict) -> str:
+def runner_evidence_problem(reply: dict, own_code_checks: bool = True) -> str:
     """What the candidate's runner saw in its own process (candidate_runner._evidence) that rejects it:
     replaced timing primitives, forge's own code rebound, graphs torch.compile compiled, PyTorch's
-    numeric settings changed; ''."""
+    numeric settings changed; ''. ``own_code_checks``: EvalOptions'."""
     if reply.get("patched"):
         return f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}"
-    if OWN_CODE_REBOUND_REJECTS and reply.get("own_code_rebound"):
+    if own_code_checks and reply.get("own_code_rebound"):
         return (
             f"forge's own code in the candidate's process was rebound ({', '.join(map(str, reply['own_code_rebound']))}): "
             "the evaluator's runner is not for a kernel to change"

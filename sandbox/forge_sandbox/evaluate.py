@@ -62,6 +62,9 @@ class EvalOptions:
     compile_mode: str = baselines.COMPILE_MODE
     threads: int | None = None  # torch's CPU threads on both sides; default 1 on the CPU, torch's own on CUDA
     static_checks: bool = True  # off only in tests that show the runtime defenses alone
+    # forge's own code rebound in the candidate's process rejects it (own_code): off only in tests that
+    # show the host's own defenses, which stand behind every check made in that process
+    own_code_checks: bool = True
     profile: bool = False  # Nsight Compute metrics of the candidate's own kernels (CUDA, once it passed)
     profile_dir: str | None = None  # where the .ncu-rep report is kept
     profile_timeout: float = 240.0  # seconds for the profiled run (ncu replays each kernel dozens of times)
@@ -351,7 +354,7 @@ class _Pipeline:
 
     def _check_evidence(self, reply: dict, stage: str) -> None:
         """What the candidate's runner saw in its own process (benchmark.runner_evidence_problem)."""
-        problem = runner_evidence_problem(reply)
+        problem = runner_evidence_problem(reply, self.opt.own_code_checks)
         if problem:
             raise Stop(REJECTED, problem, stage=stage)
 
@@ -621,6 +624,7 @@ class _Pipeline:
             # numpy inside interpreted launches is the interpreter's where triton_front_end let them run;
             # when they ran is the runner's word, which the static check keeps out of the candidate's reach
             triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends,
+            own_code_checks=self.opt.own_code_checks,
         )
         log.info(
             "benchmark: %d blocks per side%s",
