@@ -137,18 +137,18 @@ def probes() -> dict[str, list[str]]:
     sandbox = os.path.join(REPO, "sandbox")
     logger_folder = tempfile.mkdtemp(prefix="socketlog-")
     logger = socket_log_library(logger_folder)
+    preload = ["env", f"LD_PRELOAD={logger}"]
+    isolated = full or ["false"]
     for name, piece in PIECES.items():
         setup = (
             f"import sys; sys.path.insert(0, {sandbox!r}); from forge_sandbox import isolation\n"
             f"own = {tempfile.mkdtemp(prefix='probe-')!r}; readable = [{sandbox!r}, {logger_folder!r}]\n{piece}\n"
         )
-        found[f"all namespaces, {name}"] = (full or ["false"]) + python + [setup + CUDA]
+        found[f"all namespaces, {name}"] = isolated + python + [setup + CUDA]
+        if logger and name == "settle":
+            found["all namespaces, settle, socket calls"] = isolated + preload + python + [setup + CUDA]
     if logger:
-        preload = ["env", f"LD_PRELOAD={logger}"]
-        found["none, socket calls"] = preload + found["none"]
-        found["all namespaces, settle, socket calls"] = (
-            (full or ["false"]) + preload + found["all namespaces, settle"][len(full or ["false"]) :]
-        )
+        found["none, socket calls"] = preload + python + [CUDA]
     return found
 
 

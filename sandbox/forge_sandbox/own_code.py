@@ -21,6 +21,7 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, type, classmethod, stati
 # A module's names for other modules too: rebinding ``candidate_runner.variants`` would hand the
 # runner another module.
 _MODULE_LEVEL = (*_CODE, types.ModuleType)
+_MISSING = object()
 
 
 def snapshot() -> list[tuple[str, object, str, object]]:
@@ -43,6 +44,3 @@ def snapshot() -> list[tuple[str, object, str, object]]:
 def changed(taken: list[tuple[str, object, str, object]]) -> list[str]:
     """The names in ``taken`` that hold something else now (or nothing), as ``where.name``."""
     return [f"{where}.{name}" for where, holder, name, value in taken if vars(holder).get(name, _MISSING) is not value]
-
-
-_MISSING = object()

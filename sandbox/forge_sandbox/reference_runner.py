@@ -173,12 +173,12 @@ class ReferenceRunner:
             seed = self.trial_seeds[i]
             inputs = [cpu(x) for x in variants.transform_values(self._inputs_from_seed(seed), variant, seed)]
             group.append(inputs)
-            h.load_trials([inputs], [variant])
             held += _nbytes(inputs)
-            standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs
-            if not variants.applies(inputs, variant):
+            if not variants.applies(inputs, variant):  # before its layout is made
                 dropped[str(i)] = "the task has one tensor input: nothing to store differently from it"
                 continue
+            h.load_trials([inputs], [variant])
+            standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs
             try:
                 out, record = h.forward(h.model, h.trials[0], census=True)
             except Exception as exc:
