@@ -135,6 +135,8 @@ CHEATS = {
     "cheat_verification_served_by_pytorch_through_the_runner": {"rejected"},
     "cheat_layouts_undone_through_the_runner": {"rejected"},
     "cheat_settings_check_silenced_through_the_runner": {"rejected"},
+    # Evaluator round 2 (2026-11-27): a reduction right only at the runner's CPU thread count
+    "cheat_right_only_at_its_thread_count": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -219,6 +221,7 @@ TASK_OF = {
     "honest_weights_kept_transposed": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_pytorch_carried_kernel": REPO / "tasks" / "softmax_rows.py",
     "cheat_right_only_without_autograd": REPO / "tasks" / "softmax_rows.py",
+    "cheat_right_only_at_its_thread_count": REPO / "tasks" / "sum_dim.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
     "cheat_source_decoded_at_run_time": REPO / "tasks" / "activation_gelu.py",
 }
@@ -273,6 +276,7 @@ RUNTIME_ONLY = {
     # its NNPACK import, read as built, holds with the static check off too; else the host's samples
     "cheat_pytorch_carried_kernel": ("PyTorch computed", "as built, calls code that PyTorch's libraries"),
     "cheat_right_only_without_autograd": "called with autograd enabled",
+    "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
     "cheat_meta_output_archive": "output is a tensor on meta, not dense memory",
     # Red team round 10's, open until 2026-11-26: Python in an interpreted Triton body, which no GPU
     # would run per program (triton_front_end)

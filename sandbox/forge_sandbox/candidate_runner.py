@@ -118,7 +118,8 @@ class CandidateRunner:
         outputs, trials, ops, elements = [], [], {}, {}
         started = _perf_counter()
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
-            out, trial, record = self._trial(inputs, grad=variants.grad_enabled(variant))
+            with variants.threads_of(variant):
+                out, trial, record = self._trial(inputs, grad=variants.grad_enabled(variant))
             outputs.append(out)
             trials.append(trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)

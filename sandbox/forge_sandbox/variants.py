@@ -30,7 +30,12 @@ the task's own inputs, the base shape is verified on:
 * the call's condition: every trial above is made once more with autograd
   enabled, as in training (``autograd_on``, and ``large+autograd_on`` and so
   on): forge's other calls are made under ``torch.no_grad``, as a model is
-  served, and a kernel that checked the mode could be right in one of them only.
+  served, and a kernel that checked the mode could be right in one of them only;
+  and once on the task's own inputs with torch's CPU threads set to another
+  count (``other_threads``: one more than the runner's, at least 3), as on
+  another machine: a kernel that splits its work by the thread count and is
+  right only at forge's (a tree of per-thread partial sums that assumes a power
+  of two, a remainder of rows dropped) is wrong on most machines but this one.
 
 A kernel that copies its input only where the last dimension is not
 contiguous sees rows one after another in ``transposed`` and ``strided``; it
@@ -54,6 +59,7 @@ the task's own inputs such a spread earns no allowance at all.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import torch
@@ -64,6 +70,7 @@ LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "
 MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
 AUTOGRAD_ON = "autograd_on"
+OTHER_THREADS = "other_threads"
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -92,7 +99,7 @@ def trial_plan(standard: int, with_variants: bool) -> list[str]:
     if not with_variants:
         return [STANDARD] * standard
     others = list(LAYOUTS) + list(DISTRIBUTIONS)
-    return [STANDARD] * standard + others + [AUTOGRAD_ON] + [v + _WITH_AUTOGRAD for v in others]
+    return [STANDARD] * standard + others + [AUTOGRAD_ON, OTHER_THREADS] + [v + _WITH_AUTOGRAD for v in others]
 
 
 def grad_enabled(variant: str) -> bool:
@@ -101,14 +108,37 @@ def grad_enabled(variant: str) -> bool:
     return variant == AUTOGRAD_ON or variant.endswith(_WITH_AUTOGRAD)
 
 
+def other_thread_count(threads: int) -> int:
+    """The CPU thread count of an ``other_threads`` trial, for a runner that has ``threads``: never a
+    power of two where forge's own count is one, so that a split that assumes one shows."""
+    return max(3, threads + 1)
+
+
+@contextlib.contextmanager
+def threads_of(variant: str):
+    """The CPU thread count a trial's call is made with: torch's own, but other_thread_count of it in an
+    ``other_threads`` trial (put back after the call)."""
+    if variant != OTHER_THREADS:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(other_thread_count(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def inputs_of(variant: str) -> str:
     """The variant of a trial's inputs: its layout or distribution, without the call's condition."""
-    return STANDARD if variant == AUTOGRAD_ON else variant.removesuffix(_WITH_AUTOGRAD)
+    return STANDARD if variant in (AUTOGRAD_ON, OTHER_THREADS) else variant.removesuffix(_WITH_AUTOGRAD)
 
 
 def describe(variant: str) -> str:
     if variant == AUTOGRAD_ON:
         return "the task's own inputs, called with autograd enabled (as in training)"
+    if variant == OTHER_THREADS:
+        return "the task's own inputs, called with torch's CPU threads set to another count (as on another machine)"
     if variant.endswith(_WITH_AUTOGRAD):
         return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
     return DESCRIPTIONS[variant]
@@ -154,10 +184,17 @@ def rounded_differently(inputs: list, seed: int) -> list:
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
             generator = torch.Generator(device=x.device).manual_seed(seed)
-            noise = torch.randn(x.shape, generator=generator, device=x.device, dtype=torch.float32)
-            x = (x.float() * (1 + torch.finfo(x.dtype).eps * noise)).to(x.dtype)
+            # in place, in the noise's own memory: at a task's full size each temporary is an input's size;
+            # float64 in float64 (one plus its epsilon in float32 is one: its inputs were never moved)
+            wide = torch.float64 if x.dtype == torch.float64 else torch.float32
+            moved = torch.randn(x.shape, generator=generator, device=x.device, dtype=wide)
+            moved.mul_(torch.finfo(x.dtype).eps).add_(1).mul_(x if x.dtype == wide else x.to(wide))
+            x = moved.to(x.dtype)
         out.append(x)
     return out
+
+
+SPREAD_CHUNK = 1 << 22  # elements of the output compared at a time in float64 (32 MiB)
 
 
 def rounding_spread(forward, inputs: list, output) -> torch.Tensor | None:
@@ -165,17 +202,24 @@ def rounding_spread(forward, inputs: list, output) -> torch.Tensor | None:
     (None where there is nothing to measure: not a floating-point tensor)."""
     if type(output) is not torch.Tensor or not output.is_floating_point() or not output.numel():
         return None
-    reference = output.double()
-    spread = torch.zeros(output.shape, dtype=torch.float64, device=output.device)
+    dtype = torch.float64 if output.dtype == torch.float64 else torch.float32
+    spread = torch.zeros(output.shape, dtype=dtype, device=output.device)
+    # The differences are taken in float64 a chunk at a time: at a task's full size a float64 copy of
+    # the whole output is twice its size, and the reference runner holds a group's trials besides.
+    # Rounding to ``dtype`` is monotonic, so the maximum of the rounded differences is the rounded maximum.
+    flat_output, flat_spread = output.reshape(-1), spread.view(-1)
     for seed in range(ROUNDINGS):
         other = forward(rounded_differently(inputs, seed))
         if type(other) is not torch.Tensor or other.shape != output.shape:
             return None
-        # in place: at a task's full size each float64 temporary is twice the output
-        moved = other.to(torch.float64, copy=True).sub_(reference).abs_().nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
-        torch.maximum(spread, moved, out=spread)
-        del other, moved
-    return spread.to(torch.float64 if output.dtype == torch.float64 else torch.float32)
+        flat_other = other.reshape(-1)
+        for start in range(0, flat_output.numel(), SPREAD_CHUNK):
+            end = start + SPREAD_CHUNK
+            moved = flat_other[start:end].double().sub_(flat_output[start:end].double()).abs_()
+            moved.nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
+            torch.maximum(flat_spread[start:end], moved.to(dtype), out=flat_spread[start:end])
+        del other, flat_other
+    return spread
 
 
 def unstable(spread: torch.Tensor, output: torch.Tensor) -> float | None:
