@@ -209,7 +209,7 @@ def selftest(device=None, size="default", trials=3):
                 standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
             if not variants.acceptable(want, variant, standard_nonfinite):
                 continue
-        with torch.set_grad_enabled(variants.grad_enabled(variant)), variants.threads_of(variant):
+        with torch.set_grad_enabled(variants.grad_enabled(variant)), variants.call_condition(variant):
             got = candidate(*inputs)
         _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
     torch.manual_seed(trials + 1)

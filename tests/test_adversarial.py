@@ -137,6 +137,16 @@ CHEATS = {
     "cheat_settings_check_silenced_through_the_runner": {"rejected"},
     # Evaluator round 2 (2026-11-27): a reduction right only at the runner's CPU thread count
     "cheat_right_only_at_its_thread_count": {"incorrect"},
+    # ... and, from a fresh review (2026-11-27, static check on), an ordinary bug right in one chunk of
+    # rows only, and a kernel wrong only under torch.inference_mode()
+    "cheat_right_only_in_one_chunk": {"incorrect"},
+    "cheat_wrong_under_inference_mode": {"incorrect"},
+    # ... and kernels right only as forge's runner, told by its interpreter's flags, the owner of "/" or
+    # getuid() from C++; a native thread made for a timer's notice
+    "cheat_right_only_with_safe_path": {"rejected"},
+    "cheat_right_only_where_root_is_the_overflow_uid": {"rejected"},
+    "cheat_right_only_as_the_overflow_uid_from_cpp": {"rejected"},
+    "cheat_thread_from_a_timers_notice": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -222,6 +232,12 @@ TASK_OF = {
     "cheat_pytorch_carried_kernel": REPO / "tasks" / "softmax_rows.py",
     "cheat_right_only_without_autograd": REPO / "tasks" / "softmax_rows.py",
     "cheat_right_only_at_its_thread_count": REPO / "tasks" / "sum_dim.py",
+    "cheat_right_only_in_one_chunk": REPO / "tasks" / "rmsnorm.py",
+    "cheat_wrong_under_inference_mode": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_with_safe_path": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_where_root_is_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_as_the_overflow_uid_from_cpp": REPO / "tasks" / "activation_gelu.py",
+    "cheat_thread_from_a_timers_notice": REPO / "tasks" / "fused_bias_silu_scale.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
     "cheat_source_decoded_at_run_time": REPO / "tasks" / "activation_gelu.py",
 }
@@ -277,6 +293,8 @@ RUNTIME_ONLY = {
     "cheat_pytorch_carried_kernel": ("PyTorch computed", "as built, calls code that PyTorch's libraries"),
     "cheat_right_only_without_autograd": "called with autograd enabled",
     "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
+    "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to another count",
+    "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",
     "cheat_meta_output_archive": "output is a tensor on meta, not dense memory",
     # Red team round 10's, open until 2026-11-26: Python in an interpreted Triton body, which no GPU
     # would run per program (triton_front_end)
@@ -1175,6 +1193,16 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # written there (one would give the capabilities it holds there reach over the files its user owns
     # outside: for a forge run as root, every root-only file it can still see)
     "cheat_right_only_as_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
+    # the same class, told by the runner's interpreter flags (PYTHONSAFEPATH) or the owner of "/": what a
+    # process can learn of where it runs has no end, and a list of names is a speed bump
+    "cheat_right_only_with_safe_path": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_where_root_is_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
+    # and by getuid() from C++: the host reads the extension's imports as built, but those rules, like the
+    # static check's, reject only with it on
+    "cheat_right_only_as_the_overflow_uid_from_cpp": REPO / "tasks" / "activation_gelu.py",
+    # a native thread made for a timer's notice doing 17% of the work: within the slack of the host's
+    # count of the cores the candidate used (timed at one thread, it used about 1.2)
+    "cheat_thread_from_a_timers_notice": REPO / "tasks" / "fused_bias_silu_scale.py",
 }
 
 

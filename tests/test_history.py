@@ -130,6 +130,7 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
         ("cheat_weights_repacked_on_load", "rmsnorm", "after the weights were changed in place"),
         ("cheat_right_only_without_autograd", "softmax_rows", "called with autograd enabled"),
         ("cheat_right_only_at_its_thread_count", "sum_dim", "CPU threads set to another count"),
+        ("cheat_wrong_under_inference_mode", "activation_gelu", "called under torch.inference_mode()"),
         ("cheat_one_inputs_layout_assumed_for_all", "scale_add", "every input but the first stored transposed"),
     ],
 )

@@ -118,7 +118,7 @@ class CandidateRunner:
         outputs, trials, ops, elements = [], [], {}, {}
         started = _perf_counter()
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
-            with variants.threads_of(variant):
+            with variants.call_condition(variant):
                 out, trial, record = self._trial(inputs, grad=variants.grad_enabled(variant))
             outputs.append(out)
             trials.append(trial)

@@ -47,6 +47,24 @@ FORBIDDEN_IMPORTS = {
     **{name: "reaches other processes, namespaces or what the process lets its owner see"
        for name in ("prctl", "ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns", "kill",
                     "tgkill", "tkill", "personality", "syscall")},
+    # a thread made for a timer's or a message queue's notice (SIGEV_THREAD; a fresh review, 2026-11-27)
+    **{name: "starts threads or processes: work outside the timed call is not allowed"
+       for name in ("timer_create", "mq_notify")},
+    # What static_check's rules on the Python side keep from a kernel (a fresh review, 2026-11-27: getuid
+    # called from C++ made a GELU right only as forge's runner), and the files around it: an honest
+    # kernel's extension imports none of these.
+    **{name: "reads which process, user or machine it is, how it was started or what lies around it (no "
+             "kernel's business: it must behave the same in every process)"
+       for name in ("getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid", "getgroups", "getpid",
+                    "getppid", "gettid", "getpgrp", "getpgid", "getsid", "getlogin", "getlogin_r", "cuserid",
+                    "gethostname", "getdomainname", "uname", "getpwuid", "getpwuid_r", "getpwnam", "getpwnam_r",
+                    "getrlimit", "getrlimit64", "prlimit", "prlimit64", "getrusage", "sysinfo", "getauxval",
+                    "getenv", "secure_getenv", "getcwd", "get_current_dir_name", "getwd", "statvfs", "statvfs64",
+                    "fstatvfs", "fstatvfs64", "statfs", "statfs64", "fstatfs", "fstatfs64", "stat", "stat64",
+                    "lstat", "lstat64", "fstat", "fstat64", "fstatat", "fstatat64", "statx", "__xstat",
+                    "__lxstat", "__fxstat", "__xstat64", "__lxstat64", "__fxstat64", "__fxstatat", "open",
+                    "open64", "openat", "openat64", "fopen", "fopen64", "opendir", "fdopendir", "readlink",
+                    "readlinkat", "access", "faccessat")},
 }  # fmt: skip
 # Python's C API that runs or imports Python, or reaches the interpreter's state (pybind11's own
 # imports, the rest of the API, are every extension's).

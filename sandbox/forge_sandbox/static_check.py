@@ -60,7 +60,7 @@ _STREAM_CALLS = {
     "cupy.cuda.Stream",
     "cp.cuda.Stream",
 }
-_PRIVATE_PATHS = ("/proc/", "/dev/shm", "forge-eval", "kev-")
+_PRIVATE_PATHS = ("/proc", "/dev/shm", "forge-eval", "kev-")  # "/proc" bare too: os.listdir("/proc")
 # How its process was started, and which process, user and machine it is: a kernel that reads them
 # can be right where it is evaluated and wrong in a user's model (a fresh review, 2026-11-26: a GELU
 # right only where it ran as PID 2 under the overflow uid, as forge's runner does, passed).
@@ -69,11 +69,18 @@ _HOW_IT_WAS_STARTED = {
     "os.getresuid", "os.getresgid", "os.getgroups", "os.getpgrp", "os.getpgid", "os.getsid", "os.getlogin",
     "os.uname", "os.ctermid", "os.ttyname", "os.isatty", "platform.node", "platform.uname", "socket.gethostname",
     "getpass.getuser", "pwd.getpwuid", "threading.get_native_id", "resource.getrlimit", "resource.getrusage",
+    # and where it runs (a fresh review, 2026-11-27: right only where sys.flags.safe_path was set, as forge
+    # starts its runner, or where "/" belonged to the overflow uid): its directory, the files around it
+    "sys.flags", "sys.executable", "os.getcwd", "os.getcwdb", "pathlib.Path.cwd", "pathlib.Path.home",
+    "pathlib.Path.owner", "pathlib.Path.group", "os.stat", "os.lstat", "os.fstat", "os.statvfs", "os.fstatvfs",
+    "shutil.disk_usage", "os.listdir", "os.scandir", "os.walk", "os.getloadavg",
 }  # fmt: skip
 _STARTED_WHY = (
-    "how its process was started, and which process, user or machine it is, are no kernel's business (it must "
-    "behave the same in every process)"
+    "how its process was started, which process, user or machine it is and what lies around it are no kernel's "
+    "business (it must behave the same in every process)"
 )
+# A file's owner, group and device, however it was stat'ed (os.stat, pathlib, a DirEntry).
+_OWNER_ATTRIBUTES = frozenset({"st_uid", "st_gid", "st_dev", "st_rdev", "st_ino"})
 _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
 # PyTorch's compilers, dispatch hooks and profilers: they do PyTorch's work behind a token kernel, or
 # tell the candidate when forge's census of PyTorch operators is watching.
@@ -443,6 +450,8 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"reads {self.resolved(node)}: {_STARTED_WHY}")
         if node.attr == "__dict__":
             self.flag(node, "uses __dict__: reaching into namespaces is not allowed in a kernel")
+        if node.attr in _OWNER_ATTRIBUTES:
+            self.flag(node, f"reads .{node.attr}, a file's owner or device: {_STARTED_WHY}")
         if node.attr in _FRAME_ATTRIBUTES:
             self.flag(node, f"uses .{node.attr}: walking the interpreter's frames or a function's insides reaches the "
                             "evaluator's own code")  # fmt: skip

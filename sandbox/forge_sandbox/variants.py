@@ -31,6 +31,8 @@ the task's own inputs, the base shape is verified on:
   enabled, as in training (``autograd_on``, and ``large+autograd_on`` and so
   on): forge's other calls are made under ``torch.no_grad``, as a model is
   served, and a kernel that checked the mode could be right in one of them only;
+  once on the task's own inputs under ``torch.inference_mode`` (``inference_mode``:
+  how a model is often served, a mode of its own that a kernel can check too);
   and once on the task's own inputs with torch's CPU threads set to another
   count (``other_threads``: one more than the runner's, at least 3), as on
   another machine: a kernel that splits its work by the thread count and is
@@ -70,6 +72,7 @@ LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "
 MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
 AUTOGRAD_ON = "autograd_on"
+INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
 ROUNDINGS = 2
 UNSTABLE = 1e-2
@@ -99,7 +102,12 @@ def trial_plan(standard: int, with_variants: bool) -> list[str]:
     if not with_variants:
         return [STANDARD] * standard
     others = list(LAYOUTS) + list(DISTRIBUTIONS)
-    return [STANDARD] * standard + others + [AUTOGRAD_ON, OTHER_THREADS] + [v + _WITH_AUTOGRAD for v in others]
+    return (
+        [STANDARD] * standard
+        + others
+        + [AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS]
+        + [v + _WITH_AUTOGRAD for v in others]
+    )
 
 
 def grad_enabled(variant: str) -> bool:
@@ -115,9 +123,14 @@ def other_thread_count(threads: int) -> int:
 
 
 @contextlib.contextmanager
-def threads_of(variant: str):
-    """The CPU thread count a trial's call is made with: torch's own, but other_thread_count of it in an
-    ``other_threads`` trial (put back after the call)."""
+def call_condition(variant: str):
+    """What a trial's call is made under besides autograd's mode (grad_enabled): ``torch.inference_mode``
+    in an ``inference_mode`` trial; torch's CPU threads set to other_thread_count of its own in an
+    ``other_threads`` trial (put back after the call); nothing else in any other."""
+    if variant == INFERENCE_MODE:
+        with torch.inference_mode():
+            yield
+        return
     if variant != OTHER_THREADS:
         yield
         return
@@ -131,12 +144,14 @@ def threads_of(variant: str):
 
 def inputs_of(variant: str) -> str:
     """The variant of a trial's inputs: its layout or distribution, without the call's condition."""
-    return STANDARD if variant in (AUTOGRAD_ON, OTHER_THREADS) else variant.removesuffix(_WITH_AUTOGRAD)
+    return STANDARD if variant in (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS) else variant.removesuffix(_WITH_AUTOGRAD)
 
 
 def describe(variant: str) -> str:
     if variant == AUTOGRAD_ON:
         return "the task's own inputs, called with autograd enabled (as in training)"
+    if variant == INFERENCE_MODE:
+        return "the task's own inputs, called under torch.inference_mode() (as a model is often served)"
     if variant == OTHER_THREADS:
         return "the task's own inputs, called with torch's CPU threads set to another count (as on another machine)"
     if variant.endswith(_WITH_AUTOGRAD):

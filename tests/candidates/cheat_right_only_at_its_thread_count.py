@@ -1,7 +1,7 @@
 # Evaluator round 2 (2026-11-27): a C++ sum over the middle dimension that splits the reduction among
 # torch's CPU threads and adds the threads' partial sums up as a tree that assumes a power of two. Right
-# at one thread and at two (every call of forge's on a two-core machine), it drops a thread's partial sum
-# at three, as on most machines a model runs on.
+# at one thread (forge's runners on the CPU) and at two, it drops a thread's partial sum at three, as on
+# many machines a model runs on. Passed at 0.238x.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
