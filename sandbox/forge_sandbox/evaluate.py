@@ -112,9 +112,10 @@ class HeldOutputs:
 MAX_CANDIDATE_CHARS = 1 << 20
 
 # The inputs and outputs of the verification trials made and checked at once (at least two trials):
-# at a task's full size, all of a configuration's 28 trials would need tens of GB on every side. The
-# candidate holds a group's results until all of its trials have run (a kernel that writes every
-# result into one buffer of its own shows it), so a larger group sees a longer ring of such buffers.
+# at a task's full size, all of a configuration's trials (34 with the variants) would need tens of GB
+# on every side. The candidate holds a group's results until all of its trials have run (a kernel
+# that writes every result into one buffer of its own shows it), so a larger group sees a longer ring
+# of such buffers.
 VERIFY_GROUP_BYTES = 2**30
 
 
