@@ -147,6 +147,10 @@ CHEATS = {
     "cheat_right_only_where_root_is_the_overflow_uid": {"rejected"},
     "cheat_right_only_as_the_overflow_uid_from_cpp": {"rejected"},
     "cheat_thread_from_a_timers_notice": {"rejected"},
+    # ... and a second fresh review's: numpy from a TorchFunctionMode's hook, inside an interpreted launch
+    "cheat_numpy_from_a_torch_mode_in_a_launch": {"rejected"},
+    # ... and weights kept packed until their version counter moves (the in-place step writes through .data)
+    "cheat_weights_cached_by_version": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -238,6 +242,8 @@ TASK_OF = {
     "cheat_right_only_where_root_is_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
     "cheat_right_only_as_the_overflow_uid_from_cpp": REPO / "tasks" / "activation_gelu.py",
     "cheat_thread_from_a_timers_notice": REPO / "tasks" / "fused_bias_silu_scale.py",
+    "cheat_numpy_from_a_torch_mode_in_a_launch": REPO / "tasks" / "cumsum_rows.py",
+    "cheat_weights_cached_by_version": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
     "cheat_source_decoded_at_run_time": REPO / "tasks" / "activation_gelu.py",
 }
@@ -295,6 +301,8 @@ RUNTIME_ONLY = {
     "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
     "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to another count",
     "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",
+    "cheat_numpy_from_a_torch_mode_in_a_launch": "a Triton launch inside a torch mode of its own (_Staging)",
+    "cheat_weights_cached_by_version": "after the weights were changed in place in both models",
     "cheat_meta_output_archive": "output is a tensor on meta, not dense memory",
     # Red team round 10's, open until 2026-11-26: Python in an interpreted Triton body, which no GPU
     # would run per program (triton_front_end)

@@ -130,6 +130,12 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import shutil\nTOLD = shutil.disk_usage('/tmp').total", "reads shutil.disk_usage"),
         ("import os\nTOLD = len(os.listdir('/proc'))", "'/proc'"),
         ("import os\nHERE = os.getcwd()", "reads os.getcwd"),
+        # the same review: a hook bound by assignment in a class body, and a TorchFunctionMode as a base class
+        ("class M:\n    __torch_function__ = print", "assigns __torch_function__"),
+        (
+            "import torch\nclass M(torch.overrides.TorchFunctionMode):\n    pass",
+            "uses torch.overrides.TorchFunctionMode",
+        ),
     ],
 )
 def test_red_flags(snippet, words):

@@ -108,6 +108,7 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
     def counted(self, *args, **kwargs):
         if kwargs.get("warmup"):
             return original(self, *args, **kwargs)
+        _no_mode_of_its_own()
         arguments = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
         proven = front_end.check(self, args, arguments)  # raises NotTriton where the compiler refuses it
         theirs: list[tuple[int, int]] = []  # when the candidate's own callables ran, inside the launch
@@ -147,6 +148,27 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
 
     interpreter.InterpretedFunction.run = counted
     front_end.seal()  # with the wrapper above in place, before the candidate is imported
+
+
+def _no_mode_of_its_own() -> None:
+    """No torch function or dispatch mode of the candidate's may be active at an interpreted launch: the
+    interpreter copies its arguments with tensor calls from Python (``new_empty``, ``set_``) inside the
+    launch's span, and a mode would run Python of the candidate's choosing there, counted as the
+    interpreter's work (a fresh review, 2026-11-27: numpy's cumsum from a TorchFunctionMode's hook on
+    ``new_empty`` passed behind a token kernel). Forge's own operator census (op_census.OpRecorder) is
+    the one mode allowed."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    from forge_sandbox.op_census import OpRecorder
+
+    modes = list(_get_current_function_mode_stack())
+    modes += [mode for mode in _get_current_dispatch_mode_stack() if type(mode) is not OpRecorder]
+    if modes:
+        raise triton_front_end.NotTriton(
+            f"a Triton launch inside a torch mode of its own ({type(modes[0]).__name__}): the interpreter's tensor "
+            "calls would run the candidate's Python inside the launch"
+        )
 
 
 def _exact_grid(grid):

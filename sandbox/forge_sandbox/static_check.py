@@ -439,6 +439,17 @@ class _Visitor(ast.NodeVisitor):
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name in _SUBCLASS_HOOKS:
                 self.flag(item, f"defines {item.name}: intercepting torch calls is not allowed")
+            # a hook bound by assignment in the class body (a fresh review, 2026-11-27)
+            targets = (
+                item.targets
+                if isinstance(item, ast.Assign)
+                else [item.target]
+                if isinstance(item, ast.AnnAssign)
+                else []
+            )
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in _SUBCLASS_HOOKS:
+                    self.flag(item, f"assigns {target.id}: intercepting torch calls is not allowed")
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -456,6 +467,13 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"uses .{node.attr}: walking the interpreter's frames or a function's insides reaches the "
                             "evaluator's own code")  # fmt: skip
         name = self.resolved(node)
+        if node.attr in _SUBCLASS_HOOKS:
+            self.flag(node, f"uses .{node.attr}: intercepting torch calls is not allowed")
+        parent = self.parents.get(id(node))
+        called = isinstance(parent, ast.Call) and parent.func is node  # visit_Call says so
+        if _torch_machinery(name) and not isinstance(parent, ast.Attribute) and not called:
+            # a base class or a value as well as a call (a fresh review, 2026-11-27: a TorchFunctionMode)
+            self.flag(node, f"uses {name}: {_torch_machinery(name)}")
         if (
             name.startswith("torch._")
             and not name.startswith("torch.__")

@@ -196,7 +196,9 @@ def change_in_place(model, moves: list[dict], by_order: list | None = None) -> l
     does, past ``load_state_dict`` and its hooks; the reference's parameter names that no entry took.
 
     A kernel that reads a copy of its weights made when they were built or loaded (a repacked
-    layout in a load hook) keeps computing with that copy: caught."""
+    layout in a load hook) keeps computing with that copy: caught. The values are written through
+    ``.data``, as optimizers and EMA code long did, which leaves a parameter's version counter as it
+    was: a copy kept until the counter moves goes stale too (a fresh review, 2026-11-27)."""
     names = [name for move in moves for name in move["names"]]
     if not isinstance(model, torch.nn.Module):
         return names
@@ -205,7 +207,7 @@ def change_in_place(model, moves: list[dict], by_order: list | None = None) -> l
     taken, missing = _assign(entries, set(parameters), moves, by_order)
     with torch.no_grad():
         for key, value in taken.items():
-            entries[key].copy_(value.to(entries[key].device))
+            entries[key].data.copy_(value.to(entries[key].device))
     return missing
 
 
