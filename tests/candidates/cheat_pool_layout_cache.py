@@ -1,8 +1,9 @@
 """Cheat: recognizes a known input set in a new layout (rolled, values nearly equal) and returns its cached
 output, rolled to match, instead of computing. Its lookup uses no PyTorch compute (Python lists, slicing and
 cat), so that only the stale output can give it away. It forgets its cache when its weights change (loaded or
-written in place: their version counter moves), as an adaptive cheat would, so that forge's checks with other
-weights find it computing and only the timed calls' checksum is left to catch it."""
+written in place, through .data too: a few of their values, read every call, move), as an adaptive cheat
+would, so that forge's checks with other weights find it computing and only the timed calls' checksum is left
+to catch it."""
 
 import torch
 import torch.nn as nn
@@ -33,7 +34,7 @@ class ModelNew(nn.Module):
         return out
 
     def forward(self, x):
-        version = (self.fc.weight._version, self.fc.bias._version)
+        version = (self.fc.weight[0, :4].tolist(), self.fc.bias[:4].tolist())
         if version != self.weights_seen:
             self.cache, self.weights_seen = [], version
         column = x[:, 0].tolist()
