@@ -22,7 +22,8 @@ def test_passed_verdict_carries_times_speedup_and_environment():
     assert v.backends == ["triton"]
     # the extra SMALL_CONFIGS shape was verified with 5 trials, the base shape with 5 more and every
     # other layout and value distribution (variants.py) but the masked one (x * alpha + y at -inf is
-    # not finite, so the reference does not hold the candidate to it), each once more with autograd on
+    # not finite, so the reference does not hold the candidate to it), each once more with autograd on; and
+    # the task's own inputs with autograd on, under inference mode and at another CPU thread count
     others = [
         "transposed",
         "strided",
@@ -37,8 +38,9 @@ def test_passed_verdict_carries_times_speedup_and_environment():
         "far_below",
         "positive",
     ]
-    assert [c["trials"] for c in v.correctness] == [5, 5 + 2 * len(others) + 1]
-    assert v.correctness[1]["variants"] == sorted(others + [o + "+autograd_on" for o in others] + ["autograd_on"])
+    conditions = ["autograd_on", "inference_mode", "other_threads"]
+    assert [c["trials"] for c in v.correctness] == [5, 5 + 2 * len(others) + len(conditions)]
+    assert v.correctness[1]["variants"] == sorted(others + [o + "+autograd_on" for o in others] + conditions)
     assert v.timing["interleaved"] and v.timing["blocks"] >= 2
 
 
@@ -134,8 +136,9 @@ def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
     # 5 of its own inputs, 11 other layouts and distributions, those 11 again and one of its own with autograd
-    # on; with one tensor input, no layouts that differ between inputs
-    assert [c["trials"] for c in v.correctness] == [28]
+    # on, one under inference mode and one at another CPU thread count; with one tensor input, no layouts
+    # that differ between inputs
+    assert [c["trials"] for c in v.correctness] == [30]
     assert set(v.correctness[0]["variants_dropped"]) >= {"first_transposed", "others_transposed+autograd_on"}
 
 
