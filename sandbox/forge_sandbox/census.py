@@ -14,7 +14,11 @@ import functools
 import importlib
 import time
 
+from torch.overrides import _get_current_function_mode_stack
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
 from forge_sandbox import triton_front_end
+from forge_sandbox.op_census import OpRecorder
 
 _perf_counter = time.perf_counter  # bound before the candidate is imported, as timing.py does
 _perf_counter_ns = time.perf_counter_ns  # CLOCK_MONOTONIC on Linux, as the host's samples are timed
@@ -156,12 +160,8 @@ def _no_mode_of_its_own() -> None:
     launch's span, and a mode would run Python of the candidate's choosing there, counted as the
     interpreter's work (a fresh review, 2026-11-27: numpy's cumsum from a TorchFunctionMode's hook on
     ``new_empty`` passed behind a token kernel). Forge's own operator census (op_census.OpRecorder) is
-    the one mode allowed."""
-    from torch.overrides import _get_current_function_mode_stack
-    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-
-    from forge_sandbox.op_census import OpRecorder
-
+    the one mode allowed. The stacks are read through functions bound when this module was imported,
+    before the candidate was, as _perf_counter is."""
     modes = list(_get_current_function_mode_stack())
     modes += [mode for mode in _get_current_dispatch_mode_stack() if type(mode) is not OpRecorder]
     if modes:

@@ -347,6 +347,10 @@ class _Visitor(ast.NodeVisitor):
                 self.flag(node, f"class {name} subclasses torch.nn.Parameter: weights must be plain parameters")
 
     def visit_Name(self, node: ast.Name) -> None:
+        if node.id in _SUBCLASS_HOOKS:
+            # a hook bound by assignment, in a class body or anywhere (a fresh review, 2026-11-27)
+            how = "assigns" if isinstance(node.ctx, ast.Store) else "uses"
+            self.flag(node, f"{how} {node.id}: intercepting torch calls is not allowed")
         if node.id == "__file__" and isinstance(node.ctx, ast.Load):
             self.flag(node, "reads __file__, where its source lies: no kernel's business (it must behave the same "
                             "wherever it is loaded from)")  # fmt: skip
@@ -439,17 +443,6 @@ class _Visitor(ast.NodeVisitor):
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name in _SUBCLASS_HOOKS:
                 self.flag(item, f"defines {item.name}: intercepting torch calls is not allowed")
-            # a hook bound by assignment in the class body (a fresh review, 2026-11-27)
-            targets = (
-                item.targets
-                if isinstance(item, ast.Assign)
-                else [item.target]
-                if isinstance(item, ast.AnnAssign)
-                else []
-            )
-            for target in targets:
-                if isinstance(target, ast.Name) and target.id in _SUBCLASS_HOOKS:
-                    self.flag(item, f"assigns {target.id}: intercepting torch calls is not allowed")
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:

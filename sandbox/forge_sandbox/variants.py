@@ -74,6 +74,8 @@ DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
 AUTOGRAD_ON = "autograd_on"
 INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
+# Trials of the task's own inputs made under a condition of their own (call_condition, grad_enabled).
+CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS)
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -102,12 +104,7 @@ def trial_plan(standard: int, with_variants: bool) -> list[str]:
     if not with_variants:
         return [STANDARD] * standard
     others = list(LAYOUTS) + list(DISTRIBUTIONS)
-    return (
-        [STANDARD] * standard
-        + others
-        + [AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS]
-        + [v + _WITH_AUTOGRAD for v in others]
-    )
+    return [STANDARD] * standard + others + list(CONDITIONS) + [v + _WITH_AUTOGRAD for v in others]
 
 
 def grad_enabled(variant: str) -> bool:
@@ -144,7 +141,7 @@ def call_condition(variant: str):
 
 def inputs_of(variant: str) -> str:
     """The variant of a trial's inputs: its layout or distribution, without the call's condition."""
-    return STANDARD if variant in (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS) else variant.removesuffix(_WITH_AUTOGRAD)
+    return STANDARD if variant in CONDITIONS else variant.removesuffix(_WITH_AUTOGRAD)
 
 
 def describe(variant: str) -> str:
