@@ -215,3 +215,49 @@ def test_less_isolation_lifts_nothing_for_another_cuda_error_and_never_the_files
         assert sides.restarts[-1] == ("local_sockets", "filter", "files")
     with pytest.raises(TaskError, match="what may be lifted"):
         _check_isolation(_SidesWhereCudaNeeds(None), less_isolation=True)
+
+
+_REFERENCE_KILLED_FOR_MEMORY = '''
+import os, signal, time
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+
+    def forward(self, x, y):
+        held = torch.ones(1 << 28)  # 1 GiB resident, as a reference near the machine's memory holds
+        time.sleep(0.8)  # long enough for the host's watch of the reference to see it
+        os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does
+
+
+def get_inputs():
+    return [torch.randn(4096), torch.randn(4096)]
+
+
+def get_init_inputs():
+    return [2.0]
+'''
+
+
+@pytest.mark.parametrize("oom_killer_ran", [True, False])
+def test_a_reference_that_the_machines_oom_killer_took_is_the_tasks_error(tmp_path, monkeypatch, oom_killer_ran):
+    # A session (2026-11-27): a full-size swiglu's reference (9.2 GB) was taken by the machine's OOM killer and
+    # the verdict read as the candidate's `crashed`. Killed by SIGKILL after the kernel's count of OOM kills
+    # grew, while the candidate held less than it: the task is too big for this machine, an error. The
+    # count is faked here (a real machine-wide OOM would take the test's neighbours too).
+    from forge_sandbox import host
+
+    counts = iter(range(1_000_000))
+    monkeypatch.setattr(host, "oom_kills", (lambda: next(counts)) if oom_killer_ran else (lambda: 7))
+    task = tmp_path / "reference_killed.py"
+    task.write_text(_REFERENCE_KILLED_FOR_MEMORY)
+    if oom_killer_ran:
+        with pytest.raises(TaskError, match="ran out of memory") as info:
+            cpu_eval("honest_triton", task=task, size="default")
+        assert "the reference's processes held up to 1." in str(info.value), info.value
+    else:  # killed by anything else, beside the candidate's process: never blamed on the task
+        verdict = cpu_eval("honest_triton", task=task, size="default")
+        assert verdict.status == "crashed" and "the reference process failed" in verdict.reasons[0]

@@ -701,8 +701,16 @@ class ResourceWatch:
     bounds the tasks itself (runner_cgroups), this count is the second line; where it charges the
     runner's memory to a group of its own, ``charged`` reads it (memory no process maps included)."""
 
-    def __init__(self, runner: RunnerProcess, limit_bytes: int, max_tasks: int, every_s: float = 0.05) -> None:
+    def __init__(
+        self, runner: RunnerProcess, limit_bytes: int | None, max_tasks: int | None, every_s: float = 0.05,
+        processes=None,
+    ) -> None:
+        """``None`` for a limit: that one is not enforced, only what the runner held is kept (``peak``).
+        ``processes``: what to read in place of every process of the runner (its own first process alone,
+        for a trusted runner that starts none, so that the watch costs one read, not a scan of /proc)."""
         self.runner, self.limit, self.max_tasks, self.every_s = runner, limit_bytes, max_tasks, every_s
+        self.processes = processes or runner.processes
+        self.peak = 0  # the most memory its processes were seen to hold, in bytes
         self.charged = lambda: 0  # set once the runner is in a memory group (runner_cgroups)
         self.unmapped = lambda: 0  # memory of the host's that the runner can fill without mapping it (hosted_calls)
         self._stop = threading.Event()
@@ -711,11 +719,12 @@ class ResourceWatch:
 
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
-            resident, tasks = resident_and_tasks(self.runner.processes())
+            resident, tasks = resident_and_tasks(self.processes())
             used = max(resident + self.unmapped(), self.charged())
-            if used > self.limit:
+            self.peak = max(self.peak, used)
+            if self.limit is not None and used > self.limit:
                 held = f"held {used / 2**30:.1f} GiB of memory, more than the {self.limit / 2**30:.1f} GiB allowed"
-            elif tasks > self.max_tasks:
+            elif self.max_tasks is not None and tasks > self.max_tasks:
                 held = f"ran {tasks} threads and processes, more than the {self.max_tasks} allowed"
             else:
                 continue
@@ -745,13 +754,32 @@ def resident_and_tasks(pids: list[int]) -> tuple[int, int]:
     return resident, tasks
 
 
-def default_memory_limit() -> int:
-    """Half of the machine's memory: the candidate's runner may never take the host down."""
+def oom_kills() -> int | None:
+    """How many processes the kernel's OOM killer has ended since the machine started (/proc/vmstat),
+    or None where it does not say."""
+    try:
+        with open("/proc/vmstat") as f:
+            for line in f:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def machine_memory() -> int | None:
+    """The machine's memory in bytes (MemTotal), or None where /proc/meminfo does not say."""
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024 // 2
+                    return int(line.split()[1]) * 1024
     except (OSError, ValueError):
         pass
-    return 8 * 2**30
+    return None
+
+
+def default_memory_limit() -> int:
+    """Half of the machine's memory: the candidate's runner may never take the host down."""
+    total = machine_memory()
+    return total // 2 if total else 8 * 2**30

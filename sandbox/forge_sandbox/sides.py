@@ -15,9 +15,10 @@ import hashlib
 import json
 import os
 import re
+import signal
 from dataclasses import dataclass
 
-from forge_sandbox import cpu_samples, hosted_calls, isolation, protocol, runner_cgroups
+from forge_sandbox import cpu_samples, host, hosted_calls, isolation, protocol, runner_cgroups
 from forge_sandbox.host import ResourceWatch, RunnerFailure, RunnerProcess, default_memory_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
@@ -89,7 +90,11 @@ class Sides:
         self.readers: dict[str, hosted_calls.OutputReader] = {}
         if options.device == "cpu":
             self.shared = {"reference": hosted_calls.SharedInputs(), "candidate": hosted_calls.SharedInputs()}
+        self.oom_kills_before = host.oom_kills()  # the machine's count, to tell its OOM killer's work (runner_stop)
         self.ref = self._start_reference()
+        # Not a limit: what the reference held, to weigh against the candidate's when the machine runs out.
+        self.ref_watch = ResourceWatch(self.ref, None, None, every_s=0.2, processes=lambda: [self.ref.proc.pid])
+        self.resource_watches.append(self.ref_watch)
         self.cand = self._start_candidate(options.isolate)
 
     # -- starting ---------------------------------------------------------------------------
@@ -396,6 +401,28 @@ class Sides:
 
     # -- failures as verdicts -------------------------------------------------------------------
 
+    def _killed_for_the_machines_memory(self, failure: RunnerFailure) -> bool:
+        """The reference died of SIGKILL, not by the host's hand, after the kernel's OOM killer ran."""
+        now = host.oom_kills()
+        killed = failure.kind == "crashed" and self.ref.proc.returncode == -signal.SIGKILL
+        return killed and None not in (now, self.oom_kills_before) and now > self.oom_kills_before
+
+    def _machine_out_of_memory(self, stage: str) -> Stop | TaskError:
+        """The machine ran out of memory and its OOM killer took the reference. The candidate's processes
+        are held to their own limit (ResourceWatch), so this is the task's size for this machine unless
+        the candidate held at least as much as the reference did: then its verdict says so."""
+        gib = 2**30
+        total = host.machine_memory()
+        held = (f"the reference's processes held up to {self.ref_watch.peak / gib:.1f} GiB and the candidate's "
+                f"{self.cand_watch.peak / gib:.1f} GiB" + (f", of the machine's {total / gib:.1f} GiB" if total else ""))  # fmt: skip
+        if self.cand_watch.peak < self.ref_watch.peak:
+            return TaskError(
+                f"the machine ran out of memory and the kernel's OOM killer ended the task's reference ({held}): "
+                "the task at this size needs more free memory than this machine has (try --size small)"
+            )
+        return Stop(CRASHED, f"{stage}: the machine ran out of memory while the candidate's processes held as much "
+                    f"as the reference's, and the kernel's OOM killer ended the reference ({held})", stage=stage)  # fmt: skip
+
     def error_stop(self, reply: dict, stage: str) -> Stop:
         """The candidate's own exception, as the matching status."""
         kind = reply.get("kind")
@@ -415,8 +442,10 @@ class Sides:
         return Stop(RUNTIME_ERROR, f"raised {where}: {reply.get('error')}{self.bounds_reached()}", _traceback_hint(reply),
                     stage=stage, log_tail=log_tail)  # fmt: skip
 
-    def runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> Stop:
+    def runner_stop(self, failure: RunnerFailure, side: str, stage: str) -> Stop | TaskError:
         if side == "reference":
+            if self._killed_for_the_machines_memory(failure):
+                return self._machine_out_of_memory(stage)
             # The candidate's process runs beside the reference's from the start and could
             # signal or starve it; a task whose reference dies on its own shows up in
             # `forge tasks --lint`, which runs no candidate.
