@@ -702,7 +702,11 @@ class ResourceWatch:
     runner's memory to a group of its own, ``charged`` reads it (memory no process maps included)."""
 
     def __init__(
-        self, runner: RunnerProcess, limit_bytes: int | None, max_tasks: int | None, every_s: float = 0.05,
+        self,
+        runner: RunnerProcess,
+        limit_bytes: int | None,
+        max_tasks: int | None,
+        every_s: float = 0.05,
         processes=None,
     ) -> None:
         """``None`` for a limit: that one is not enforced, only what the runner held is kept (``peak``).
