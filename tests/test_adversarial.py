@@ -298,6 +298,9 @@ RUNTIME_ONLY = {
     # its NNPACK import, read as built, holds with the static check off too; else the host's samples
     "cheat_pytorch_carried_kernel": ("PyTorch computed", "as built, calls code that PyTorch's libraries"),
     "cheat_right_only_without_autograd": "called with autograd enabled",
+    # a native thread made for a timer's notice, doing part of the work: 1.08 to 1.2 cores where every honest
+    # runner keeps 1.000 busy (the slack was 0.25 of a core)
+    "cheat_thread_from_a_timers_notice": "CPU cores while timed",
     "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
     "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to another count",
     "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",
@@ -1208,9 +1211,6 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # and by getuid() from C++: the host reads the extension's imports as built, but those rules, like the
     # static check's, reject only with it on
     "cheat_right_only_as_the_overflow_uid_from_cpp": REPO / "tasks" / "activation_gelu.py",
-    # a native thread made for a timer's notice doing 17% of the work: within the slack of the host's
-    # count of the cores the candidate used (timed at one thread, it used about 1.2)
-    "cheat_thread_from_a_timers_notice": REPO / "tasks" / "fused_bias_silu_scale.py",
 }
 
 

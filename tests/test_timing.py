@@ -127,7 +127,16 @@ def test_two_busy_threads_are_two_cores_however_loaded_the_machine(share):
         _bench(threads=1)._figures(timed, 40)
     assert "2.0 CPU cores" in stop.value.reasons[0]
     for block in timed[CANDIDATE]:  # one busy thread and a little besides: equal terms
+        block.cpu_s = 1.03 * block.busiest_thread_s
+    _bench(threads=1)._figures(timed, 40)
+    for block in timed[CANDIDATE]:  # a helper doing a tenth of the work beside it: not
         block.cpu_s = 1.1 * block.busiest_thread_s
+    with pytest.raises(Stop) as stop:
+        _bench(threads=1)._figures(timed, 40)
+    assert "1.1 CPU cores" in stop.value.reasons[0]
+    for side in (EAGER, CANDIDATE):  # unless the same runner's threads showed as much in the reference's blocks
+        for block in timed[side]:
+            block.cpu_s, block.busiest_thread_s = 1.1 * share * block.wall_ms / 1e3, share * block.wall_ms / 1e3
     _bench(threads=1)._figures(timed, 40)
 
 

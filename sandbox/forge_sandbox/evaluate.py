@@ -661,6 +661,7 @@ class _Pipeline:
             "repeatability": {k: _sig(x) if isinstance(x, float) else x for k, x in figures["repeatability"].items()},
             "candidate_reported_ms": _sig(figures["candidate_reported_ms"]),
             "quiet_wait_ms": _sig(figures["quiet_wait_ms"]),
+            "cores": figures["cores"],  # on the CPU: cores each side kept busy at once, its typical block
             "cpu_samples": figures["cpu_samples"],
             # the task's declared work at the timed shape, for roofline figures
             "flops": timed.setup.get("flops"),
