@@ -32,6 +32,7 @@ from forge_sandbox import (
     cpu_samples,
     evidence,
     hardware,
+    host,
     isolation,
     native_code,
     op_census,
@@ -79,7 +80,9 @@ class EvalOptions:
 
 # The verification outputs the candidate's runner keeps held, as returned, until its configuration's
 # trials and later calls have run (HeldOutputs): a kernel that cycles through a ring of buffers of its own
-# overwrites one of them. Memory on the candidate's device only; beyond it, the groups' own holding.
+# overwrites one of them. Memory on the candidate's device only; beyond it, the groups' own holding. On
+# the CPU that device is the machine's memory, which the reference and the host share: there at most a
+# sixteenth of it and a quarter of what the candidate may hold (_Pipeline.held_verify_bytes).
 HELD_VERIFY_BYTES = 4 * 2**30
 HELD_SAMPLES = 256  # positions read again per held output
 
@@ -375,6 +378,13 @@ class _Pipeline:
                 f"not verified at the task's own dtype on {self.opt.device}: the reference cannot run there ({exc})"
             )
 
+    def held_verify_bytes(self) -> int:
+        """The bytes of verification outputs the candidate holds (HELD_VERIFY_BYTES)."""
+        if self.on_cuda:
+            return HELD_VERIFY_BYTES
+        machine = host.machine_memory() or 2 * host.default_memory_limit()
+        return min(HELD_VERIFY_BYTES, machine // 16, self.sides.memory_limit() // 4)
+
     def _verify(self, config: int, with_variants: bool) -> None:
         """One configuration's trials (variants.trial_plan), a group at a time (VERIFY_GROUP_BYTES)."""
         sides = self.sides
@@ -396,13 +406,13 @@ class _Pipeline:
             }
         )
         sides.ask_cand(
-            {"op": "setup", "init_seed": init_seed, "hold_bytes": HELD_VERIFY_BYTES,
+            {"op": "setup", "init_seed": init_seed, "hold_bytes": self.held_verify_bytes(),
              **{k: setup[k] for k in ("init_inputs", "pool_inputs")}},
             stage="verify",
         )  # fmt: skip
         record = {"config": config, "overrides": setup.get("overrides", {}), "trials": 0, "variants": [],
                   "variants_dropped": {}}  # fmt: skip
-        held = HeldOutputs(HELD_VERIFY_BYTES)
+        held = HeldOutputs(self.held_verify_bytes())
         # A group's operators are judged against every operator the reference ran in the configuration
         # so far; one that it runs only on a later group's variant is judged again at the end.
         unsure: list[tuple] = []
