@@ -209,8 +209,7 @@ def selftest(device=None, size="default", trials=3):
                 standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
             if not variants.acceptable(want, variant, standard_nonfinite):
                 continue
-        with torch.set_grad_enabled(variants.grad_enabled(variant)), variants.call_condition(variant):
-            got = candidate(*inputs)
+        got = variants.call_under(variant, lambda: candidate(*inputs))
         _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
     torch.manual_seed(trials + 1)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]

@@ -151,6 +151,11 @@ CHEATS = {
     "cheat_numpy_from_a_torch_mode_in_a_launch": {"rejected"},
     # ... and weights kept packed until their version counter moves (the in-place step writes through .data)
     "cheat_weights_cached_by_version": {"incorrect"},
+    # ... and a review with the static check off: right only under forge's census (a dispatch mode), weights
+    # refreshed only under one, wrong off the main thread (all rejected by the static check's reading too)
+    "cheat_right_only_under_the_census": {"rejected"},
+    "cheat_weights_refreshed_only_under_a_dispatch_mode": {"rejected"},
+    "cheat_wrong_off_the_main_thread": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -242,6 +247,9 @@ TASK_OF = {
     "cheat_right_only_where_root_is_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
     "cheat_right_only_as_the_overflow_uid_from_cpp": REPO / "tasks" / "activation_gelu.py",
     "cheat_thread_from_a_timers_notice": REPO / "tasks" / "fused_bias_silu_scale.py",
+    "cheat_right_only_under_the_census": REPO / "tasks" / "cumsum_rows.py",
+    "cheat_weights_refreshed_only_under_a_dispatch_mode": REPO / "tasks" / "layernorm.py",
+    "cheat_wrong_off_the_main_thread": REPO / "tasks" / "activation_gelu.py",
     "cheat_numpy_from_a_torch_mode_in_a_launch": REPO / "tasks" / "cumsum_rows.py",
     "cheat_weights_cached_by_version": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
@@ -301,6 +309,11 @@ RUNTIME_ONLY = {
     # a native thread made for a timer's notice, doing part of the work: 1.08 to 1.2 cores where every honest
     # runner keeps 1.000 busy (the slack was 0.25 of a core)
     "cheat_thread_from_a_timers_notice": "CPU cores while timed",
+    # A fresh review, static check off (2026-11-27): forge's operator census is a dispatch mode a kernel
+    # can see; every trial is now called as a user calls it too. And a call from another thread.
+    "cheat_right_only_under_the_census": "outside tolerance",
+    "cheat_weights_refreshed_only_under_a_dispatch_mode": "after new weights were loaded into both models",
+    "cheat_wrong_off_the_main_thread": "called from a thread other than the process's main one",
     "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
     "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to another count",
     "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",

@@ -38,7 +38,7 @@ def test_passed_verdict_carries_times_speedup_and_environment():
         "far_below",
         "positive",
     ]
-    conditions = ["autograd_on", "inference_mode", "other_threads"]
+    conditions = ["autograd_on", "inference_mode", "other_threads", "another_thread"]
     assert [c["trials"] for c in v.correctness] == [5, 5 + 2 * len(others) + len(conditions)]
     assert v.correctness[1]["variants"] == sorted(others + [o + "+autograd_on" for o in others] + conditions)
     assert v.timing["interleaved"] and v.timing["blocks"] >= 2
@@ -136,9 +136,9 @@ def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
     # 5 of its own inputs, 11 other layouts and distributions, those 11 again and one of its own with autograd
-    # on, one under inference mode and one at another CPU thread count; with one tensor input, no layouts
-    # that differ between inputs
-    assert [c["trials"] for c in v.correctness] == [30]
+    # on, one under inference mode, one at another CPU thread count and one from another thread; with one
+    # tensor input, no layouts that differ between inputs
+    assert [c["trials"] for c in v.correctness] == [31]
     assert set(v.correctness[0]["variants_dropped"]) >= {"first_transposed", "others_transposed+autograd_on"}
 
 

@@ -106,8 +106,10 @@ class CandidateRunner:
 
     def cmd_forward(self, msg: dict) -> dict:
         """One group of verification trials (those of ``verify_inputs`` the reference ``kept``, of
-        ``variants``), each once: the outputs (on the pipe) and what was seen meanwhile; with ``split``,
-        the time of the candidate's own launches in one call (_split)."""
+        ``variants``), each called as a user calls it and then once more under the operator census (a
+        dispatch mode, which a kernel can see): the outputs (on the pipe, the plain calls' and then the
+        censused ones') and what was seen meanwhile; with ``split``, the time of the candidate's own
+        launches in one call (_split)."""
         h = self.harness
         group = protocol.load_tensors(msg["verify_inputs"])
         h.load_trials([group[k] for k in msg["kept"]], msg["variants"])
@@ -116,28 +118,35 @@ class CandidateRunner:
         # own shows the last trial's result for all of them. The configuration's outputs stay held after
         # that, as many as ``hold_bytes`` allows, for cmd_recheck.
         outputs, trials, ops, elements = [], [], {}, {}
+        censused, censused_trials = [], []
         started = _perf_counter()
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
-            with variants.call_condition(variant):
-                out, trial, record = self._trial(inputs, grad=variants.grad_enabled(variant))
+            out, trial, _ = self._trial(inputs, variant, census=False)
             outputs.append(out)
             trials.append(trial)
+            again, trial, record = self._trial(inputs, variant, census=True)
+            censused.append(again)
+            censused_trials.append(trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
-        self.per_call_s = max(self.per_call_s, (_perf_counter() - started) / max(len(trials), 1))
+        calls = len(trials) + len(censused_trials)
+        self.per_call_s = max(self.per_call_s, (_perf_counter() - started) / max(calls, 1))
         self.clean = self.clean and not any(t["threads_started"] or t["inputs_changed"] or t["launches"] == 0
-                                            for t in trials)  # fmt: skip
+                                            for t in trials + censused_trials)  # fmt: skip
         for i, (trial, out) in enumerate(zip(trials, outputs)):
             others = outputs[:i] + outputs[i + 1 :] + self.held
             if out is not None:
                 trial["reused_storage"] = any(type(o) is torch.Tensor and _same_storage(o, out) for o in others)
-        self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).detach().clone() for o in outputs])
+        self.payload = protocol.tensors_to_bytes(
+            [None if o is None else cpu(o).detach().clone() for o in outputs + censused]
+        )
         for out in outputs:  # the host follows the same rule (evaluate.HeldOutputs)
             size = out.numel() * out.element_size() if out is not None else 0
             if out is not None and self.held_bytes + size <= self.hold_bytes:
                 self.held.append(out.detach())  # its memory, not an autograd graph kept alive with it
                 self.held_bytes += size
         split = self._split() if msg.get("split") else None
-        return {"trials": trials, "ops": ops, "elements": elements, "split": split, **self._evidence()}
+        return {"trials": trials, "censused_trials": censused_trials, "ops": ops, "elements": elements,
+                "split": split, **self._evidence()}  # fmt: skip
 
     def cmd_later(self, msg: dict) -> dict:
         """More calls while the configuration's outputs are held (_later_calls), each on fresh copies of a
@@ -165,13 +174,16 @@ class CandidateRunner:
         self.payload = protocol.tensors_to_bytes(values)
         return self._evidence()
 
-    def _trial(self, inputs: list, grad: bool = False) -> tuple:
-        """One verification call (with autograd enabled where ``grad``): its output (None unless a plain
-        tensor), what was seen meanwhile, and its operator census."""
+    def _trial(self, inputs: list, variant: str = variants.STANDARD, census: bool = True) -> tuple:
+        """One verification call, made as ``variant`` says (variants.call_under): its output (None unless a
+        plain tensor), what was seen meanwhile, and its operator census (with ``census``, else None)."""
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = threading.active_count()
         launches = self.counter.count
-        out, record = self.harness.forward(self.harness.model, inputs, census=True, grad=grad)
+        grad = variants.grad_enabled(variant)
+        out, record = variants.call_under(
+            variant, lambda: self.harness.forward(self.harness.model, inputs, census=census, grad=grad)
+        )
         trial = {
             "threads_started": threading.active_count() - threads,
             "launches": self.counter.count - launches,
@@ -197,10 +209,14 @@ class CandidateRunner:
         else:
             checkpoint = protocol.load_tensors(msg["checkpoint"]) if msg.get("checkpoint") else None
             unmatched = weights.load_moved(self.harness.model, msg["moves"], by_order, checkpoint)
-        out, trial, record = self._trial(self.harness.first_trial)
-        self.payload = protocol.tensors_to_bytes([None if out is None else cpu(out).clone()])
-        return {"trial": trial, "ops": dict(record.counts), "elements": dict(record.elements),
-                "unmatched": unmatched, "by_order": by_order, **self._evidence()}  # fmt: skip
+        # As a user calls it first (a kernel that refreshed a copy of its weights only under a dispatch
+        # mode, such as forge's census, computed with the old ones here), then under the census.
+        out, trial, _ = self._trial(self.harness.first_trial, census=False)
+        again, censused_trial, record = self._trial(self.harness.first_trial)
+        self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).clone() for o in (out, again)])
+        return {"trial": trial, "censused_trial": censused_trial, "ops": dict(record.counts),
+                "elements": dict(record.elements), "unmatched": unmatched, "by_order": by_order,
+                **self._evidence()}  # fmt: skip
 
     def _split(self) -> dict:
         """The host-clock time of one forward pass (outside the census) and of its own launches in it."""

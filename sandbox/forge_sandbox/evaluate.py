@@ -86,6 +86,7 @@ class EvalOptions:
 HELD_VERIFY_BYTES = 4 * 2**30
 HELD_SAMPLES = 256  # positions read again per held output
 
+
 _REUSED = (" (its output is the memory of another call's output: a caller that keeps one result while it "
            "computes the next finds the first overwritten)")  # fmt: skip
 
@@ -457,20 +458,29 @@ class _Pipeline:
             record["variants_dropped"].update({plan[int(i)]: why for i, why in forward["dropped"].items()})
             for counts in ref_ops.values():
                 self.reference_ops.update(counts)
-            limit = outputs_limit(expected)
+            # Each trial is called twice (candidate_runner.cmd_forward): as a user calls it, then under
+            # the operator census, a dispatch mode that a kernel can see (one right only under it passed,
+            # 2026-11-27). Both outputs are compared; the census's operators are judged.
+            limit = outputs_limit(expected + expected)
             message = {"op": "forward", "verify_inputs": forward["verify_inputs"],
                        "kept": [i - start for i in kept], "variants": [plan[i] for i in kept],
                        "split": config == 0 and start == 0}  # fmt: skip
-            reply, actual = self._ask_verify(message, limit, trials=list)
-            trials = reply["trials"]
-            if len(actual) != len(expected) or len(trials) != len(expected):
+            reply, actual = self._ask_verify(message, limit, trials=list, censused_trials=list)
+            trials, censused_trials = reply["trials"], reply["censused_trials"]
+            n = len(expected)
+            if len(actual) != 2 * n or len(trials) != n or len(censused_trials) != n:
                 raise Malformed("verify", "the wrong number of outputs")
-            for j, (i, want, spread, got, trial) in enumerate(zip(kept, expected, spreads, actual, trials)):
+            calls = zip(kept, expected, spreads, actual[:n], trials, actual[n:], censused_trials)
+            for j, (i, want, spread, got, trial, censused_output, censused_trial) in enumerate(calls):
                 checked += 1
                 where = f"configuration {config} ({_describe_overrides(record['overrides'])}), trial {checked}"
                 if plan[i] != variants.STANDARD:
                     where += f" ({variants.describe(plan[i])})"
                 self._check_trial(trial, where)
+                self._compare_trial(want, got, spread, trial, where, record)
+                where_censused = f"{where}, called again under the operator census"
+                self._check_trial(censused_trial, where_censused)
+                self._compare_trial(want, censused_output, spread, censused_trial, where_censused, record)
                 reference = op_census.Record(ref_ops.get(str(i), {}), ref_elements.get(str(i), {}))
                 ops = (reply["ops"].get(str(j)), reply["elements"].get(str(j)), reference, where)
                 if next_start < len(plan):
@@ -478,13 +488,6 @@ class _Pipeline:
                         unsure.append(ops)
                 else:
                     self._check_ops(*ops)
-                ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
-                for key, value in stats.items():
-                    record[key] = max(record.get(key, 0), value)
-                if not ok:
-                    if trial.get("reused_storage") is True:
-                        reason += _REUSED
-                    raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
                 held.add(got, where)
             record["trials"] = checked
             record["variants"] = sorted(set(record["variants"]) | {plan[i] for i in kept} - {variants.STANDARD})
@@ -492,6 +495,15 @@ class _Pipeline:
                 first = (expected[0], reply.get("split"))
             start = next_start
         return first
+
+    def _compare_trial(self, want, got, spread, trial: dict, where: str, record: dict) -> None:
+        ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
+        for key, value in stats.items():
+            record[key] = max(record.get(key, 0), value)
+        if not ok:
+            if trial.get("reused_storage") is True:
+                reason += _REUSED
+            raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
 
     # How new weights reach ModelNew in each step (weights.py): the record's key and what the verdict says.
     WEIGHT_STEPS = (
@@ -517,14 +529,20 @@ class _Pipeline:
             want, spread = protocol.load_tensors(reloaded["payload"])
             limit = outputs_limit([want])
             message = {"op": "reload", "how": how, "moves": moves, "checkpoint": reloaded.get("checkpoint")}
-            reply, actual = self._ask_verify(message, limit, trial=dict, unmatched=list, by_order=list)
-            if len(actual) != 1:
+            reply, actual = self._ask_verify(message, 2 * limit, trial=dict, censused_trial=dict, unmatched=list,
+                                             by_order=list)  # fmt: skip
+            if len(actual) != 2:
                 raise Malformed("verify", "the wrong number of outputs")
             where = f"configuration 0 ({_describe_overrides(record['overrides'])}), trial 1 again, {said}"
             self._check_trial(reply["trial"], where)
+            self._check_trial(reply["censused_trial"], f"{where}, under the operator census")
             reference = op_census.Record(reloaded["ops"], reloaded["elements"])
             self._check_ops(reply["ops"], reply["elements"], reference, where)
+            # the plain call first, as a user makes it; then the one under the census
             ok, reason, _ = compare.compare_outputs(want, actual[0], self.tolerance, spread)
+            if ok:
+                ok, reason, _ = compare.compare_outputs(want, actual[1], self.tolerance, spread)
+                where += "" if ok else ", under the operator census"
             if not ok:
                 ours = [name for move in moves for name in move["names"]]
                 unmatched = [name for name in ours if name in reply["unmatched"]]  # the reference's names only

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 
 import torch
 
@@ -74,8 +75,9 @@ DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
 AUTOGRAD_ON = "autograd_on"
 INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
-# Trials of the task's own inputs made under a condition of their own (call_condition, grad_enabled).
-CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS)
+ANOTHER_THREAD = "another_thread"
+# Trials of the task's own inputs made under a condition of their own (call_under).
+CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD)
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -119,6 +121,34 @@ def other_thread_count(threads: int) -> int:
     return max(3, threads + 1)
 
 
+def call_under(variant: str, call):
+    """``call()`` as a trial of ``variant`` is made: with autograd enabled or not (grad_enabled), under
+    call_condition, and in a thread started for it in an ``another_thread`` trial (a serving worker's:
+    forge's other calls come from the process's main thread, and a kernel right only there passed,
+    2026-11-27). Autograd's and inference mode are the calling thread's, so they are set in that thread."""
+
+    def made() -> object:
+        with torch.set_grad_enabled(grad_enabled(variant)), call_condition(variant):
+            return call()
+
+    if variant != ANOTHER_THREAD:
+        return made()
+    outcome: dict = {}
+
+    def worker() -> None:
+        try:
+            outcome["value"] = made()
+        except BaseException as exc:  # raised again in the caller's thread, as its own
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 @contextlib.contextmanager
 def call_condition(variant: str):
     """What a trial's call is made under besides autograd's mode (grad_enabled): ``torch.inference_mode``
@@ -151,6 +181,8 @@ def describe(variant: str) -> str:
         return "the task's own inputs, called under torch.inference_mode() (as a model is often served)"
     if variant == OTHER_THREADS:
         return "the task's own inputs, called with torch's CPU threads set to another count (as on another machine)"
+    if variant == ANOTHER_THREAD:
+        return "the task's own inputs, called from a thread other than the process's main one (as a serving worker)"
     if variant.endswith(_WITH_AUTOGRAD):
         return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
     return DESCRIPTIONS[variant]
