@@ -156,6 +156,8 @@ CHEATS = {
     "cheat_right_only_under_the_census": {"rejected"},
     "cheat_weights_refreshed_only_under_a_dispatch_mode": {"rejected"},
     "cheat_wrong_off_the_main_thread": {"rejected"},
+    "cheat_approximation_where_only_checksummed": {"rejected"},
+    "cheat_numpy_outside_timed_blocks": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -250,6 +252,8 @@ TASK_OF = {
     "cheat_right_only_under_the_census": REPO / "tasks" / "cumsum_rows.py",
     "cheat_weights_refreshed_only_under_a_dispatch_mode": REPO / "tasks" / "layernorm.py",
     "cheat_wrong_off_the_main_thread": REPO / "tasks" / "activation_gelu.py",
+    "cheat_approximation_where_only_checksummed": REPO / "tasks" / "activation_gelu.py",
+    "cheat_numpy_outside_timed_blocks": REPO / "tasks" / "cumsum_rows.py",
     "cheat_numpy_from_a_torch_mode_in_a_launch": REPO / "tasks" / "cumsum_rows.py",
     "cheat_weights_cached_by_version": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
@@ -314,6 +318,9 @@ RUNTIME_ONLY = {
     "cheat_right_only_under_the_census": "outside tolerance",
     "cheat_weights_refreshed_only_under_a_dispatch_mode": "after new weights were loaded into both models",
     "cheat_wrong_off_the_main_thread": "called from a thread other than the process's main one",
+    # ... with forge's harness rewritten (own-code checks off), an approximation out of tolerance on the timed
+    # calls that the host only checksummed: every hosted call is now compared at places the host draws
+    "cheat_approximation_where_only_checksummed": "places the host drew after it",
     "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
     "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to another count",
     "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",
@@ -1212,6 +1219,9 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
 #   work beside a token launch counts as the interpreter's (the record is the runner's word).
 OPEN_WITHOUT_THE_STATIC_CHECK = {
     "cheat_aten_softmax_from_its_headers": REPO / "tasks" / "softmax_rows.py",
+    # with forge's harness rewritten in its process (own-code checks off), it tells the timed calls from all
+    # the others and answers every other call with numpy: the host's samples cover the timed calls alone
+    "cheat_numpy_outside_timed_blocks": REPO / "tasks" / "cumsum_rows.py",
     "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
     # the runner's user, as its nested user namespace shows it: the overflow uid, since no uid map is
     # written there (one would give the capabilities it holds there reach over the files its user owns

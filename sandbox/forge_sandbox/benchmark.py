@@ -63,6 +63,10 @@ QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a 
 # references. A helper thread doing 6% of the work (one started by a timer's notice) showed 1.077.
 CORES_SLACK = 0.05
 KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
+# Hosted: the places at which every call's output is compared element by element with the reference's for
+# the same inputs, drawn by the host after the call; a checksum's margin alone let an approximation out of
+# tolerance at 30% of its elements through on the calls not kept in full (a review, 2026-11-27).
+SAMPLED_POSITIONS = 256
 # Hosted: the outputs each runner holds through a block (the last ones, up to this many bytes, all of a
 # block of small ones), so that none of their memory is free to come back as a later call's output.
 HELD_BYTES = 256 * 2**20
@@ -90,6 +94,7 @@ class Block:
     cpu_s: float = 0.0  # the runner's CPU time during the block (its processes, read from /proc)
     busiest_thread_s: float = 0.0  # the CPU time of its busiest thread meanwhile
     kept: list = field(default_factory=list)  # hosted: the last outputs, as the host read them at the block's end
+    samples: list = field(default_factory=list)  # hosted: per call, its output's values at SAMPLED_POSITIONS places
 
     def untouched(self, values: list[float]) -> list[float]:
         """``values`` of the calls that ran outside the operator census."""
@@ -138,6 +143,9 @@ class Benchmark:
         self.compile_mode = compile_mode
         self.reference_ops = reference_ops
         self.compile_reason = ""  # why the compiled reference could not be timed
+        # Where each hosted call's output is compared element by element (_sampled_positions): the host's
+        # secret, never sent to a runner, so no kernel can be right at those places alone.
+        self.position_secret = secrets.randbits(62)
         self.quiet_waits_ms: list[float] = []
         self.triton_interpreted = triton_interpreted
         # per kind of work, the largest share of the reference's volume the candidate's census recorded
@@ -381,7 +389,7 @@ class Benchmark:
         checksummer = timing.Checksummer(message["checksum_seed"], torch.device("cpu"))
         limit = 2 * self.output_bytes + ARCHIVE_OVERHEAD_BYTES  # as outputs_limit allows on the pipe
         keep_from = len(calls) - message["keep_last"]
-        times, windows, checksums, spans, host_windows, held = [], [], [], [], [], []
+        times, windows, checksums, spans, host_windows, held, samples = [], [], [], [], [], [], []
         # Where the outputs the runner holds while a call runs lie (the last message["hold_last"]):
         # memory that call's output may not come from.
         holding: collections.deque = collections.deque(maxlen=message["hold_last"])
@@ -415,6 +423,7 @@ class Benchmark:
                 if side == CANDIDATE and out is not None:
                     self._check_fresh(reader.last_span, holding, i)
                 checksums.append(checksummer(out))
+                samples.append(self._sampled(out, message["checksum_seed"], i))
                 if i >= keep_from:
                     held.append((done.get("output"), out))
                 if sampled:
@@ -433,7 +442,16 @@ class Benchmark:
             self.profiles.end(
                 side, spans, runner.processes(), host_windows, census_at, self._interpreted_spans(side, reply)
             )
-        return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept)
+        return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept, samples=samples)
+
+    def _sampled(self, out, seed: int, i: int):
+        """Call ``i``'s output at the places the host draws for that call of a block pair (the same on both
+        sides), copied; None for an output that is not a tensor."""
+        if not isinstance(out, torch.Tensor) or out.numel() == 0:
+            return None
+        flat = out.reshape(-1)
+        generator = torch.Generator().manual_seed(hash((self.position_secret, seed, i)) & (2**62 - 1))
+        return flat[torch.randint(0, flat.numel(), (SAMPLED_POSITIONS,), generator=generator)].clone()
 
     @staticmethod
     def _check_fresh(span: tuple[int, int], holding: collections.deque, i: int) -> None:
@@ -545,6 +563,13 @@ class Benchmark:
             if problem:
                 raise Stop(INCORRECT, f"timed call {i + 1}: {problem} (outputs produced while timed must be correct too)",
                            stage="benchmark")  # fmt: skip
+        for i, (want, got) in enumerate(zip(ref.samples, cand.samples)):
+            if want is None or got is None or want.shape != got.shape:
+                continue  # what the checksums and the kept outputs hold it to
+            ok, reason, _ = compare.compare_outputs(want, got, self.tolerance)
+            if not ok:
+                raise Stop(INCORRECT, f"timed call {i + 1}, at {SAMPLED_POSITIONS} places the host drew after it: {reason} "
+                           "(outputs produced while timed must be correct too)", stage="benchmark")  # fmt: skip
         if self.hosted:
             expected, actual = ref.kept, cand.kept
         else:
