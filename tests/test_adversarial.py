@@ -1210,6 +1210,21 @@ def test_a_cpu_tasks_candidate_gets_no_gpu_device_nodes(tmp_path):
     assert isolation.layout(str(tmp_path / "own"), [], {}, gpu=False)["gpu"] is False
 
 
+def test_a_folder_reached_through_a_link_is_readable_inside_at_its_real_path_too(tmp_path):
+    # A review (2026-11-27): with Python run from a virtual environment that is a link to another folder,
+    # every honest C++ candidate was rejected: its libraries are mapped under their real paths, which the
+    # candidate's file system did not show, so the host's samples in them read as code that could have
+    # changed. What a runner must read is bound inside at both paths.
+    from forge_sandbox import isolation
+
+    real = tmp_path / "elsewhere" / "venv"
+    real.mkdir(parents=True)
+    (tmp_path / "venv").symlink_to(real)
+    (real / "lib").mkdir()
+    readable = isolation.layout(str(tmp_path / "own"), [str(tmp_path / "venv" / "lib")], {}, gpu=False)["readable"]
+    assert str(tmp_path / "venv" / "lib") in readable and str(real / "lib") in readable, readable
+
+
 # Open (issue 11) with the static check off, kept so that the next change is measured on them (the static
 # check rejects both: CHEATS above):
 # - red team round 10: PyTorch's log-softmax kernel compiled from its shipped headers into the candidate's

@@ -292,6 +292,10 @@ def layout(own: str, readable: list[str], caches: dict[str, str], gpu: bool = Tr
     python = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(), site.getusersitepackages()]
     paths = [*readable, *python, sandbox_code, *(p for p in sys.path if p and _under(os.path.abspath(p), python))]
     paths += os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    # And where they lead, for a path through a symbolic link (a virtual environment linked from elsewhere):
+    # a library opened through the link is mapped under its real path, which the host's samples name
+    # (cpu_samples) and must find the same file at, inside; the runner may have opened it before these mounts.
+    paths += [os.path.realpath(p) for p in paths if p]
     hidden = hidden_folders()
     keep = [
         p
