@@ -15,7 +15,8 @@ from conftest import CANDIDATES, REPO, TASKS, cpu_eval, gpu_eval
 
 # fixture -> the statuses that are an acceptable rejection of it (never "passed")
 CHEATS = {
-    "cheat_output_cache_pointer": {"incorrect"},
+    # (rejected where the second call of a trial, under the census, returns the first's cached result unlaunched)
+    "cheat_output_cache_pointer": {"incorrect", "rejected"},
     "cheat_output_cache_value": {"incorrect", "rejected"},
     "cheat_input_mutation": {"rejected"},
     "cheat_lazy_subclass": {"rejected", "incorrect"},
