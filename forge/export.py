@@ -209,13 +209,17 @@ def selftest(device=None, size="default", trials=3):
                 standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
             if not variants.acceptable(want, variant, standard_nonfinite):
                 continue
-        got = variants.call_under(variant, lambda: candidate(*inputs))
+        called = variants.as_called(inputs, variant)
+        got = variants.call_under(variant, lambda: candidate(*called))
         _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
     torch.manual_seed(trials + 1)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
     steps = ((lambda model, moves: weights.load_moved(model, moves, checkpoint=reference.state_dict()),
               "after new weights were loaded into both models"),
-             (weights.change_in_place, "after the weights were changed in place in both models"))
+             (weights.change_in_place, "after the weights were changed in place in both models"),
+             (lambda model, moves: weights.load_moved(
+                 model, moves, checkpoint={{k: v.clone() for k, v in reference.state_dict().items()}}, assign=True),
+              "after new weights were loaded into both models as new tensors"))
     for seed, (put, where) in enumerate(steps, start=4321):
         with torch.no_grad():
             before = reference(*inputs)

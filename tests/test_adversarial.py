@@ -159,6 +159,9 @@ CHEATS = {
     "cheat_wrong_off_the_main_thread": {"rejected"},
     "cheat_approximation_where_only_checksummed": {"rejected"},
     "cheat_numpy_outside_timed_blocks": {"rejected"},
+    "cheat_weights_viewed_at_construction": {"incorrect"},
+    "cheat_wrong_on_inputs_that_require_grad": {"incorrect"},
+    "cheat_right_only_where_forges_modules_are_loaded": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -255,6 +258,9 @@ TASK_OF = {
     "cheat_wrong_off_the_main_thread": REPO / "tasks" / "activation_gelu.py",
     "cheat_approximation_where_only_checksummed": REPO / "tasks" / "activation_gelu.py",
     "cheat_numpy_outside_timed_blocks": REPO / "tasks" / "cumsum_rows.py",
+    "cheat_weights_viewed_at_construction": REPO / "tasks" / "layernorm.py",
+    "cheat_wrong_on_inputs_that_require_grad": REPO / "tasks" / "cumsum_rows.py",
+    "cheat_right_only_where_forges_modules_are_loaded": REPO / "tasks" / "cumsum_rows.py",
     "cheat_numpy_from_a_torch_mode_in_a_launch": REPO / "tasks" / "cumsum_rows.py",
     "cheat_weights_cached_by_version": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
@@ -322,6 +328,10 @@ RUNTIME_ONLY = {
     # ... with forge's harness rewritten (own-code checks off), an approximation out of tolerance on the timed
     # calls that the host only checksummed: every hosted call is now compared at places the host draws
     "cheat_approximation_where_only_checksummed": "places the host drew after it",
+    # A second fresh review, static check off: a view of the weights' memory kept at construction (forge's
+    # weight steps all wrote into that memory); wrong only on inputs that require grad
+    "cheat_weights_viewed_at_construction": "as new tensors (load_state_dict(assign=True)",
+    "cheat_wrong_on_inputs_that_require_grad": "called with autograd enabled",
     "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
     "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to another count",
     "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",
@@ -1239,6 +1249,9 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # the others and answers every other call with numpy: the host's samples cover the timed calls alone
     "cheat_numpy_outside_timed_blocks": REPO / "tasks" / "cumsum_rows.py",
     "cheat_triton_share_forged_numpy_sums": REPO / "tasks" / "sum_dim.py",
+    # what is loaded in its own process: forge's modules in sys.modules (or its frames), a Python-level tell of
+    # the same class as the ones below
+    "cheat_right_only_where_forges_modules_are_loaded": REPO / "tasks" / "cumsum_rows.py",
     # the runner's user, as its nested user namespace shows it: the overflow uid, since no uid map is
     # written there (one would give the capabilities it holds there reach over the files its user owns
     # outside: for a forge run as root, every root-only file it can still see)

@@ -132,6 +132,8 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
         ("cheat_right_only_at_its_thread_count", "sum_dim", "CPU threads set to another count"),
         ("cheat_wrong_under_inference_mode", "activation_gelu", "called under torch.inference_mode()"),
         ("cheat_wrong_off_the_main_thread", "activation_gelu", "called from a thread other than the process's main"),
+        ("cheat_wrong_on_inputs_that_require_grad", "cumsum_rows", "called with autograd enabled"),
+        ("cheat_weights_viewed_at_construction", "layernorm", "loaded into both models as new tensors"),
         ("cheat_one_inputs_layout_assumed_for_all", "scale_add", "every input but the first stored transposed"),
     ],
 )

@@ -56,11 +56,11 @@ from forge_sandbox.verdict import INCORRECT, REJECTED, Stop, draw_seed
 EAGER, COMPILED, CANDIDATE = "eager", "compiled", "candidate"
 PROBE_TRUST = 20  # how much longer than the references' calls the candidate's may set the sampling period
 QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a rounding)
-# Cores kept busy beyond the thread count (or the reference's own figure, where that is more: the same
-# runner's other threads) that still pass. The counts are the threads' own, in nanoseconds (schedstat, or
-# the runner's cpu group), and a per-process count in clock ticks is read a tick short, never long: every
-# honest kernel measured here, bundled and fixtures, 17 on 2026-11-27, kept 1.000 cores busy, and so did the
-# references. A helper thread doing 6% of the work (one started by a timer's notice) showed 1.077.
+# Cores kept busy beyond the thread count that still pass. The counts are the threads' own, in nanoseconds
+# (schedstat, or the runner's cpu group), and a per-process count in clock ticks is read a tick short, never
+# long: every honest kernel measured here, bundled and fixtures, 18 on 2026-11-27, kept 1.000 cores busy.
+# A helper thread doing 6% of the work (one started by a timer's notice) showed 1.077. The reference's own
+# figure is reported, not allowed: torch.compile's threads in its runner raised it to 1.33 once.
 CORES_SLACK = 0.05
 KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
 # Hosted: the places at which every call's output is compared element by element with the reference's for
@@ -360,7 +360,7 @@ class Benchmark:
                 self._wait_quiet()
             before = self.sides.ref.thread_times() if side == EAGER and not self.on_cuda else None
             block = self._exchange(side, message, calls, census_at, sampled)
-            if before is not None:  # the yardstick of _check_threads: the same runner's threads, honest
+            if before is not None:  # reported beside the candidate's (_check_threads)
                 block.cpu_s, block.busiest_thread_s = self.sides.ref.thread_times().since(before)
         finally:
             used = cand.resume(paused)
@@ -709,7 +709,7 @@ class Benchmark:
         typical, reference = _typical_cores(blocks), _typical_cores(reference_blocks)
         cores = {side: round(value, 3) if value is not None else None
                  for side, value in (("candidate", typical), ("reference", reference))}  # fmt: skip
-        if typical is not None and typical > max(self.threads, reference or 0.0) + CORES_SLACK:
+        if typical is not None and typical > self.threads + CORES_SLACK:
             raise Stop(
                 REJECTED,
                 f"the candidate's processes used {typical:.1f} CPU cores while timed, but both sides get "

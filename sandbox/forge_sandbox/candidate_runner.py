@@ -180,9 +180,9 @@ class CandidateRunner:
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = threading.active_count()
         launches = self.counter.count
-        grad = variants.grad_enabled(variant)
+        grad, called = variants.grad_enabled(variant), variants.as_called(inputs, variant)
         out, record = variants.call_under(
-            variant, lambda: self.harness.forward(self.harness.model, inputs, census=census, grad=grad)
+            variant, lambda: self.harness.forward(self.harness.model, called, census=census, grad=grad)
         )
         trial = {
             "threads_started": threading.active_count() - threads,
@@ -202,13 +202,15 @@ class CandidateRunner:
 
     def cmd_reload(self, msg: dict) -> dict:
         """The reference's moved parameters put into ModelNew (weights.py), through its load_state_dict
-        or (``how: in_place``) written into its parameters as a training step does; then one trial again."""
+        or (``how: in_place``) written into its parameters as a training step does, or (``how: assign``)
+        loaded as new tensors in place of the old (``load_state_dict(assign=True)``); then one trial again."""
         by_order: list = []
         if msg.get("how") == "in_place":
             unmatched = weights.change_in_place(self.harness.model, msg["moves"], by_order)
         else:
             checkpoint = protocol.load_tensors(msg["checkpoint"]) if msg.get("checkpoint") else None
-            unmatched = weights.load_moved(self.harness.model, msg["moves"], by_order, checkpoint)
+            unmatched = weights.load_moved(self.harness.model, msg["moves"], by_order, checkpoint,
+                                           assign=msg.get("how") == "assign")  # fmt: skip
         # As a user calls it first (a kernel that refreshed a copy of its weights only under a dispatch
         # mode, such as forge's census, computed with the old ones here), then under the census.
         out, trial, _ = self._trial(self.harness.first_trial, census=False)

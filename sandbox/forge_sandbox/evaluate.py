@@ -512,6 +512,10 @@ class _Pipeline:
         ("in_place", "changed_in_place",
          "after the weights were changed in place in both models (as a training step does, past load_state_dict)",
          "once its parameters change"),
+        ("assign", "assigned",
+         "after new weights were loaded into both models as new tensors (load_state_dict(assign=True), as "
+         "meta-device and memory-mapped loading do)",
+         "once its parameters are replaced by new tensors"),
     )  # fmt: skip
 
     def _verify_reloaded(self, record: dict) -> None:
@@ -519,7 +523,7 @@ class _Pipeline:
         models other weights (WEIGHT_STEPS, weights.py). Both keep the last weights for timing."""
         sides = self.sides
         for how, key, said, when in self.WEIGHT_STEPS:
-            reloaded = sides.ask_ref({"op": "reload", "seed": draw_seed(), "checkpoint": how == "load"})
+            reloaded = sides.ask_ref({"op": "reload", "seed": draw_seed(), "checkpoint": how != "in_place"})
             moves = reloaded["moves"]
             if not moves:
                 record[key] = reloaded.get("skipped") or "nothing to move"
@@ -559,7 +563,7 @@ class _Pipeline:
                                "a ModelNew that keeps the reference's parameter names is matched by name)")  # fmt: skip
                 else:
                     reason += (" (a kernel that computes with a copy of its weights made when the module was built "
-                               f"or loaded keeps computing with that copy {when})")  # fmt: skip
+                               f"or loaded, or with a view of their memory then, keeps computing with it {when})")  # fmt: skip
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
             record[key] = True
 

@@ -121,6 +121,16 @@ def other_thread_count(threads: int) -> int:
     return max(3, threads + 1)
 
 
+def as_called(inputs: list, variant: str) -> list:
+    """A trial's inputs as its call gets them: where autograd is enabled, each floating-point tensor as one
+    that requires grad (views of the same memory), as a layer's input in training is the output of the
+    layers before it (a kernel wrong only on such inputs passed, 2026-11-27)."""
+    if not grad_enabled(variant):
+        return inputs
+    return [x.detach().requires_grad_() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+            for x in inputs]  # fmt: skip
+
+
 def call_under(variant: str, call):
     """``call()`` as a trial of ``variant`` is made: with autograd enabled or not (grad_enabled), under
     call_condition, and in a thread started for it in an ``another_thread`` trial (a serving worker's:

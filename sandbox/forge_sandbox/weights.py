@@ -155,12 +155,16 @@ def _numel(shape: list) -> int:
     return n
 
 
-def load_moved(model, moves: list[dict], by_order: list | None = None, checkpoint: dict | None = None) -> list[str]:
+def load_moved(
+    model, moves: list[dict], by_order: list | None = None, checkpoint: dict | None = None, assign: bool = False
+) -> list[str]:
     """Load the moved values into ``model`` with its own ``load_state_dict``: the reference's own
     ``checkpoint`` as it is, where the module takes it (its keys, or a load hook that converts them:
     a layout of its own, blocked or fused), else the values put into its own state as a checkpoint
     converted for it would be (see :func:`_assign`); the reference's parameter names that no entry
-    took."""
+    took. With ``assign``, as ``load_state_dict(..., assign=True)`` (meta-device and memory-mapped
+    loading): new tensors take the entries' places, where the others copy into the memory they had,
+    so a kernel that kept a view of a weight's old memory reads the old values (a review, 2026-11-27)."""
     names = [name for move in moves for name in move["names"]]
     if not isinstance(model, torch.nn.Module):
         return names
@@ -168,7 +172,11 @@ def load_moved(model, moves: list[dict], by_order: list | None = None, checkpoin
         # A strict load that fails has loaded the keys it took already: put them back before the other way.
         held = [(t, t.detach().clone()) for t in _tensors(model)]
         try:
-            model.load_state_dict(checkpoint, strict=True)
+            if assign:
+                own = model.state_dict()
+                checkpoint = {k: v.to(device=own[k].device, dtype=own[k].dtype) if k in own else v
+                              for k, v in checkpoint.items()}  # fmt: skip
+            model.load_state_dict(checkpoint, strict=True, assign=assign)
             return []
         except Exception:  # noqa: BLE001 - keys it does not take, in whatever way its hooks say so
             with torch.no_grad():
@@ -178,8 +186,10 @@ def load_moved(model, moves: list[dict], by_order: list | None = None, checkpoin
     state = model.state_dict()
     parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
     taken, missing = _assign(state, parameters, moves, by_order)
-    state.update({key: value.to(state[key].device) for key, value in taken.items()})
-    model.load_state_dict(state, strict=True)
+    state.update(
+        {key: value.to(device=state[key].device, dtype=state[key].dtype, copy=True) for key, value in taken.items()}
+    )
+    model.load_state_dict(state, strict=True, assign=assign)
     return missing
 
 
