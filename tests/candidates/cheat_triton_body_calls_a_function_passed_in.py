@@ -31,6 +31,6 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty((x.shape[0], x.shape[2]), dtype=x.dtype)
         flag = torch.zeros(1, dtype=torch.int32)
-        _job["x"], _job["out"] = x.numpy(), out.numpy()
+        _job["x"], _job["out"] = x.detach().numpy(), out.detach().numpy()
         _sum_kernel[(1,)](flag, REDUCE=_numpy_sum)
         return out
