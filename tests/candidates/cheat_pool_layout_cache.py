@@ -3,7 +3,8 @@ output, rolled to match, instead of computing. Its lookup uses no PyTorch comput
 cat), so that only the stale output can give it away. It forgets its cache when its weights change (loaded or
 written in place, through .data too: a few of their values, read every call, move), as an adaptive cheat
 would, so that forge's checks with other weights find it computing and only the timed calls' checksum is left
-to catch it."""
+to catch it. A call served from the cache still launches its kernel on one row, so that a launch is always seen
+(forge calls each verification trial twice, on the same inputs)."""
 
 import torch
 import torch.nn as nn
@@ -47,6 +48,8 @@ class ModelNew(nn.Module):
                 if best is None or distance < best:
                     best, shift = distance, s
             if best < 0.2 * sum(abs(c) for c in column[::8]):
+                token = torch.empty_like(x[:1])
+                relu_kernel[(1,)](x[:1].contiguous(), token, token.numel(), BLOCK=1024)
                 return torch.cat([out[n - shift :], out[: n - shift]]) if shift else out.clone()
         out = self.compute(x)
         self.cache = [*self.cache[-7:], (column, out.clone())]  # the timing pool has a few distinct input sets
