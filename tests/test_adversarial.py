@@ -1124,6 +1124,8 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             "had other memory mapped over it",
             "CPU cores while timed",  # a helper computing beside a runner that waits busily for it
             "about all of the reference's work",  # the samples' twin of the census's 'every operator'
+            # a kernel of its own only under the census: each trial's plain call shows PyTorch alone
+            "no custom kernel was launched during forward",
         )  # fmt: skip
     ), reason
 
