@@ -217,7 +217,7 @@ def test_less_isolation_lifts_nothing_for_another_cuda_error_and_never_the_files
         _check_isolation(_SidesWhereCudaNeeds(None), less_isolation=True)
 
 
-_REFERENCE_KILLED_FOR_MEMORY = '''
+_REFERENCE_KILLED_FOR_MEMORY = """
 import os, signal, time
 import torch
 import torch.nn as nn
@@ -239,7 +239,7 @@ def get_inputs():
 
 def get_init_inputs():
     return [2.0]
-'''
+"""
 
 
 @pytest.mark.parametrize("oom_killer_ran", [True, False])
