@@ -121,12 +121,11 @@ class CandidateRunner:
         censused, censused_trials = [], []
         started = _perf_counter()
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
-            out, trial, _ = self._trial(inputs, variant, census=False)
+            (out, trial), (again, censused_trial, record) = self._trial_twice(inputs, variant)
             outputs.append(out)
             trials.append(trial)
-            again, trial, record = self._trial(inputs, variant, census=True)
             censused.append(again)
-            censused_trials.append(trial)
+            censused_trials.append(censused_trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
         calls = len(trials) + len(censused_trials)
         self.per_call_s = max(self.per_call_s, (_perf_counter() - started) / max(calls, 1))
@@ -174,6 +173,12 @@ class CandidateRunner:
         self.payload = protocol.tensors_to_bytes(values)
         return self._evidence()
 
+    def _trial_twice(self, inputs: list, variant: str = variants.STANDARD) -> tuple:
+        """A verification trial's two calls: as a user makes it, then under the operator census (a
+        dispatch mode, which a kernel can see): ((output, trial), (output, trial, census))."""
+        out, trial, _ = self._trial(inputs, variant, census=False)
+        return (out, trial), self._trial(inputs, variant, census=True)
+
     def _trial(self, inputs: list, variant: str = variants.STANDARD, census: bool = True) -> tuple:
         """One verification call, made as ``variant`` says (variants.call_under): its output (None unless a
         plain tensor), what was seen meanwhile, and its operator census (with ``census``, else None)."""
@@ -211,10 +216,9 @@ class CandidateRunner:
             checkpoint = protocol.load_tensors(msg["checkpoint"]) if msg.get("checkpoint") else None
             unmatched = weights.load_moved(self.harness.model, msg["moves"], by_order, checkpoint,
                                            assign=msg.get("how") == "assign")  # fmt: skip
-        # As a user calls it first (a kernel that refreshed a copy of its weights only under a dispatch
-        # mode, such as forge's census, computed with the old ones here), then under the census.
-        out, trial, _ = self._trial(self.harness.first_trial, census=False)
-        again, censused_trial, record = self._trial(self.harness.first_trial)
+        # (a kernel that refreshed a copy of its weights only under a dispatch mode, such as forge's
+        # census, computed with the old ones in the plain call)
+        (out, trial), (again, censused_trial, record) = self._trial_twice(self.harness.first_trial)
         self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).clone() for o in (out, again)])
         return {"trial": trial, "censused_trial": censused_trial, "ops": dict(record.counts),
                 "elements": dict(record.elements), "unmatched": unmatched, "by_order": by_order,

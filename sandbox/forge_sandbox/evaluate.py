@@ -86,7 +86,6 @@ class EvalOptions:
 HELD_VERIFY_BYTES = 4 * 2**30
 HELD_SAMPLES = 256  # positions read again per held output
 
-
 _REUSED = (" (its output is the memory of another call's output: a caller that keeps one result while it "
            "computes the next finds the first overwritten)")  # fmt: skip
 
@@ -383,8 +382,9 @@ class _Pipeline:
         """The bytes of verification outputs the candidate holds (HELD_VERIFY_BYTES)."""
         if self.on_cuda:
             return HELD_VERIFY_BYTES
-        machine = host.machine_memory() or 2 * host.default_memory_limit()
-        return min(HELD_VERIFY_BYTES, machine // 16, self.sides.memory_limit() // 4)
+        machine = host.machine_memory()
+        bounds = [HELD_VERIFY_BYTES, self.sides.memory_limit() // 4] + ([machine // 16] if machine else [])
+        return min(bounds)
 
     def _verify(self, config: int, with_variants: bool) -> None:
         """One configuration's trials (variants.trial_plan), a group at a time (VERIFY_GROUP_BYTES)."""
@@ -393,6 +393,7 @@ class _Pipeline:
         plan = variants.trial_plan(max(1, self.opt.trials), with_variants)  # the first: the task's own inputs
         started = time.perf_counter()
         init_seed = draw_seed()
+        hold_bytes = self.held_verify_bytes()
         setup = sides.ask_ref(
             {
                 "op": "setup",
@@ -407,13 +408,13 @@ class _Pipeline:
             }
         )
         sides.ask_cand(
-            {"op": "setup", "init_seed": init_seed, "hold_bytes": self.held_verify_bytes(),
+            {"op": "setup", "init_seed": init_seed, "hold_bytes": hold_bytes,
              **{k: setup[k] for k in ("init_inputs", "pool_inputs")}},
             stage="verify",
         )  # fmt: skip
         record = {"config": config, "overrides": setup.get("overrides", {}), "trials": 0, "variants": [],
                   "variants_dropped": {}}  # fmt: skip
-        held = HeldOutputs(self.held_verify_bytes())
+        held = HeldOutputs(hold_bytes)
         # A group's operators are judged against every operator the reference ran in the configuration
         # so far; one that it runs only on a later group's variant is judged again at the end.
         unsure: list[tuple] = []
