@@ -174,44 +174,24 @@ _TOLERANCE = {{torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2, t
 
 
 def selftest(device=None, size="default", trials=3):
-    """Re-verify against the task's reference as forge did: ``trials`` sets of fresh inputs, then every
-    other memory layout and value distribution that the reference accepts, then fresh inputs again
-    once new weights were loaded into both models (as a checkpoint is); raises AssertionError on a
-    mismatch."""
+    """Re-verify against the task's reference as forge did, at each of its shapes (the base one and its
+    CONFIGS, or SMALL and SMALL_CONFIGS): ``trials`` sets of fresh inputs, then every other memory
+    layout, value distribution and calling condition that the reference accepts (at the base shape
+    each layout and distribution with autograd on too), then fresh inputs again once new weights were
+    loaded into both models (as a checkpoint is); raises AssertionError on a mismatch."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    task = _exec(_TASK_SOURCE, "forge_export_{name}_selftest")
     variants = _exec(_VARIANTS_SOURCE, "forge_export_{name}_variants")
     weights = _exec(_WEIGHTS_SOURCE, "forge_export_{name}_weights")
-    if size == "small":
-        for key, value in getattr(task, "SMALL", {{}}).items():
+    task = _exec(_TASK_SOURCE, "forge_export_{name}_selftest")
+    base = dict(getattr(task, "SMALL", {{}}) or {{}}) if size == "small" else {{}}
+    extras = getattr(task, "SMALL_CONFIGS" if size == "small" else "CONFIGS", []) or []
+    shapes = [{{**base, **extra}} for extra in extras] + [base]  # the base shape last: the weight steps use it
+    for overrides in shapes:
+        task = _exec(_TASK_SOURCE, "forge_export_{name}_selftest")
+        for key, value in overrides.items():
             setattr(task, key, value)
-    init = task.get_init_inputs()
-    torch.manual_seed(1234)
-    reference = task.Model(*init).to(device)
-    torch.manual_seed(1234)
-    candidate = ModelNew(*init).to(device)
+        reference, candidate = _verify_shape(task, device, trials, variants, under_autograd=overrides is base)
     declared = getattr(task, "TOLERANCE", {{}}) or {{}}
-    standard_nonfinite = 0
-    for trial, variant in enumerate(variants.trial_plan(trials, with_variants=True)):
-        torch.manual_seed(trial + 1)
-        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
-        if not variants.applies(inputs, variant):
-            continue
-        inputs = variants.apply_layout(variants.transform_values(inputs, variant, trial + 1), variant)
-        with torch.no_grad():
-            try:
-                want = reference(*inputs)
-            except Exception:
-                if variant == variants.STANDARD:
-                    raise
-                continue  # the reference does not accept this variant: nor is the kernel held to it
-            if variant == variants.STANDARD:
-                standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
-            if not variants.acceptable(want, variant, standard_nonfinite):
-                continue
-        called = variants.as_called(inputs, variant)
-        got = variants.call_under(variant, lambda: candidate(*called))
-        _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
     torch.manual_seed(trials + 1)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
     steps = ((lambda model, moves: weights.load_moved(model, moves, checkpoint=reference.state_dict()),
@@ -233,6 +213,58 @@ def selftest(device=None, size="default", trials=3):
             put(candidate, moves)
             _check(want, candidate(*inputs), declared, where)
     return True
+
+
+def _verify_shape(task, device, trials, variants, under_autograd):
+    """One shape's trials (variants.trial_plan) on fresh models; returns them (reference, candidate)."""
+    init = task.get_init_inputs()
+    torch.manual_seed(1234)
+    reference = task.Model(*init).to(device)
+    torch.manual_seed(1234)
+    candidate = ModelNew(*init).to(device)
+    declared = getattr(task, "TOLERANCE", {{}}) or {{}}
+    standard_nonfinite = 0
+    for trial, variant in enumerate(variants.trial_plan(trials, with_variants=True, under_autograd=under_autograd)):
+        torch.manual_seed(trial + 1)
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+        if not variants.applies(inputs, variant):
+            continue
+        inputs = variants.apply_layout(variants.transform_values(inputs, variant, trial + 1), variant)
+        with torch.no_grad():
+            try:
+                want = reference(*inputs)
+            except Exception:
+                if variant == variants.STANDARD:
+                    raise
+                continue  # the reference does not accept this variant: nor is the kernel held to it
+            if variant == variants.STANDARD:
+                standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
+            if not variants.acceptable(want, variant, standard_nonfinite):
+                continue
+        called = variants.as_called(inputs, variant)
+        got = variants.call_under(variant, lambda: candidate(*called))
+        _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
+        with _fresh_memory_filled():  # an element the kernel never writes shows as NaN
+            got = variants.call_under(variant, lambda: candidate(*called))
+        where = variants.describe(variant) + ", with fresh memory filled"
+        _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, where)
+    return reference, candidate
+
+
+class _fresh_memory_filled:
+    """PyTorch's deterministic mode (warnings only), which fills what torch.empty hands out."""
+
+    def __enter__(self):
+        self.before = (torch.are_deterministic_algorithms_enabled(),
+                       torch.is_deterministic_algorithms_warn_only_enabled(),
+                       torch.utils.deterministic.fill_uninitialized_memory)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+
+    def __exit__(self, *exc):
+        enabled, warn_only, fill = self.before
+        torch.utils.deterministic.fill_uninitialized_memory = fill
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 def _check(want, got, declared, where):

@@ -162,6 +162,12 @@ CHEATS = {
     "cheat_weights_viewed_at_construction": {"incorrect"},
     "cheat_wrong_on_inputs_that_require_grad": {"incorrect"},
     "cheat_right_only_where_forges_modules_are_loaded": {"rejected"},
+    # A fresh review, static check on (2026-11-27): a code path only another shape takes, wrong on strides
+    # and large inputs there (the variants ran at the base shape only); exact zeros left unwritten (no draw
+    # held one); a ring of 256 outputs of its own (outputs were held across at most about 100 calls)
+    "cheat_wrong_only_on_wider_rows": {"incorrect"},
+    "cheat_zero_left_unwritten": {"incorrect"},
+    "cheat_output_ring_of_256": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -265,6 +271,9 @@ TASK_OF = {
     "cheat_weights_cached_by_version": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
     "cheat_source_decoded_at_run_time": REPO / "tasks" / "activation_gelu.py",
+    "cheat_wrong_only_on_wider_rows": REPO / "tasks" / "softmax_rows.py",
+    "cheat_zero_left_unwritten": REPO / "tasks" / "activation_gelu.py",
+    "cheat_output_ring_of_256": REPO / "tasks" / "softmax_rows.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"

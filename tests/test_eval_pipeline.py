@@ -20,10 +20,10 @@ def test_passed_verdict_carries_times_speedup_and_environment():
     assert v.environment["torch"] and "device_name" in v.environment
     assert v.environment["triton_interpret"] is True
     assert v.backends == ["triton"]
-    # the extra SMALL_CONFIGS shape was verified with 5 trials, the base shape with 5 more and every
-    # other layout and value distribution (variants.py) but the masked one (x * alpha + y at -inf is
-    # not finite, so the reference does not hold the candidate to it), each once more with autograd on; and
-    # the task's own inputs with autograd on, under inference mode and at another CPU thread count
+    # each shape was verified with 5 trials and every other layout and value distribution (variants.py) but
+    # the masked one (x * alpha + y at -inf is not finite, so the reference does not hold the candidate to
+    # it), and the task's own inputs with autograd on, under inference mode, at another CPU thread count and
+    # from another thread; the base shape (verified last) also each layout and distribution with autograd on
     others = [
         "transposed",
         "strided",
@@ -37,9 +37,11 @@ def test_passed_verdict_carries_times_speedup_and_environment():
         "offset",
         "far_below",
         "positive",
+        "zeros",
     ]
     conditions = ["autograd_on", "inference_mode", "other_threads", "another_thread"]
-    assert [c["trials"] for c in v.correctness] == [5, 5 + 2 * len(others) + len(conditions)]
+    assert [c["trials"] for c in v.correctness] == [5 + len(others) + len(conditions), 5 + 2 * len(others) + len(conditions)]
+    assert v.correctness[0]["variants"] == sorted(others + conditions)
     assert v.correctness[1]["variants"] == sorted(others + [o + "+autograd_on" for o in others] + conditions)
     assert v.timing["interleaved"] and v.timing["blocks"] >= 2
 
@@ -135,10 +137,10 @@ def test_cpp_compile_error_keeps_the_compiler_output():
 def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
-    # 5 of its own inputs, 11 other layouts and distributions, those 11 again and one of its own with autograd
+    # 5 of its own inputs, 12 other layouts and distributions, those 12 again and one of its own with autograd
     # on, one under inference mode, one at another CPU thread count and one from another thread; with one
     # tensor input, no layouts that differ between inputs
-    assert [c["trials"] for c in v.correctness] == [31]
+    assert [c["trials"] for c in v.correctness] == [33]
     assert set(v.correctness[0]["variants_dropped"]) >= {"first_transposed", "others_transposed+autograd_on"}
 
 

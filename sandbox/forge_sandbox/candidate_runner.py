@@ -157,13 +157,14 @@ class CandidateRunner:
         shared = [
             any(_same_storage(o, out) for o in self.held[:i] + self.held[i + 1 :]) for i, out in enumerate(self.held)
         ]
-        for k in range(_later_calls(self.held, self.clean, self.per_call_s, h)):
+        calls = _later_calls(self.held, self.clean, self.per_call_s, h, deep=msg.get("deep") is True)
+        for k in range(calls):
             inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in h.pool[k % len(h.pool)]]
             out = h.forward(h.model, inputs, census=False)[0]
             if type(out) is torch.Tensor:
                 shared = [seen or _same_storage(out, held) for seen, held in zip(shared, self.held)]
             del out, inputs
-        return {"held": len(self.held), "reused": shared, **self._evidence()}
+        return {"held": len(self.held), "reused": shared, "calls": calls, **self._evidence()}
 
     def cmd_recheck(self, msg: dict) -> dict:
         """The configuration's held outputs at the host's ``positions`` (flat indices, one list per output
@@ -203,6 +204,7 @@ class CandidateRunner:
         if type(out) is not torch.Tensor:
             return None, trial, record
         trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
+        trial["requires_grad"] = out.requires_grad
         return out, trial, record
 
     def cmd_reload(self, msg: dict) -> dict:
@@ -268,19 +270,27 @@ class CandidateRunner:
 
 
 # Calls made in verification while a configuration's results are held, the trials' included: a ring of
-# buffers at least this long stays out of sight.
+# buffers at least this long stays out of sight. HELD_RESULTS within HELD_SECONDS at the trials' pace for
+# every shape; at the base shape ("deep") as many as RING_RESULTS within RING_SECONDS more, where the
+# calls are fast enough (a ring of 256 results passed, 2026-11-27, wrong for a caller that keeps more: an
+# evaluation loop collecting each batch's output). A deeper ring holds that many outputs' memory.
 HELD_RESULTS = 64
-HELD_SECONDS = 10.0  # at most this long for the later calls, at the trials' pace
+HELD_SECONDS = 10.0
+RING_RESULTS = 1024
+RING_SECONDS = 3.0
 
 
-def _later_calls(held: list, clean: bool, per_call_s: float, harness) -> int:
-    """How many more calls to make while the configuration's results are held: as many as make
-    HELD_RESULTS calls since the first of them, within HELD_SECONDS at the trials' pace; none once a
-    trial has shown what rejects it anyway (``clean`` false: a thread left running, changed inputs, no
-    launch of its own)."""
+def _later_calls(held: list, clean: bool, per_call_s: float, harness, deep: bool = False) -> int:
+    """How many more calls to make while the configuration's results are held (see HELD_RESULTS); none
+    once a trial has shown what rejects it anyway (``clean`` false: a thread left running, changed
+    inputs, no launch of its own)."""
     if not held or not harness.pool or not clean:
         return 0
-    return max(0, min(HELD_RESULTS - len(held), int(HELD_SECONDS / max(per_call_s, 1e-6))))
+    pace = max(per_call_s, 1e-6)
+    calls = min(HELD_RESULTS - len(held), int(HELD_SECONDS / pace))
+    if deep:
+        calls = max(calls, min(RING_RESULTS - len(held), int(RING_SECONDS / pace)))
+    return max(0, calls)
 
 
 def _at(out: torch.Tensor, where: list) -> torch.Tensor:

@@ -256,7 +256,7 @@ class _Pipeline:
             if config == described.get("own_dtype_config"):
                 self._verify_own_dtype(config)
             else:
-                self._verify(config, with_variants=self.opt.variants and config == 0)
+                self._verify(config, with_variants=self.opt.variants)
         self._check_native_code("verify")
         self.enter("benchmark")
         self._benchmark()
@@ -390,7 +390,8 @@ class _Pipeline:
         """One configuration's trials (variants.trial_plan), a group at a time (VERIFY_GROUP_BYTES)."""
         sides = self.sides
         log.info("verify: configuration %d%s", config, " with variants" if with_variants else "")
-        plan = variants.trial_plan(max(1, self.opt.trials), with_variants)  # the first: the task's own inputs
+        # the first: the task's own inputs; the base shape's layouts and distributions under autograd too
+        plan = variants.trial_plan(max(1, self.opt.trials), with_variants, under_autograd=config == 0)
         started = time.perf_counter()
         init_seed = draw_seed()
         hold_bytes = self.held_verify_bytes()
@@ -426,8 +427,13 @@ class _Pipeline:
             raise
         for ops in unsure:
             self._check_ops(*ops)
-        self._recheck_held(held)
+        record["held_across_calls"] = self._recheck_held(held, deep=config == 0)
         record["seconds"] = round(time.perf_counter() - started, 3)
+        if config == 0 and record.get("carries_gradient") is False:
+            self.verdict.warnings.append(
+                "forward only: its output carries no gradient where autograd is enabled and the inputs require grad "
+                "(training would stop there); forge verifies forward passes, never gradients"
+            )
         if config == 0 and first is not None:
             output, split = first
             self._verify_reloaded(record)
@@ -479,6 +485,10 @@ class _Pipeline:
                     where += f" ({variants.describe(plan[i])})"
                 self._check_trial(trial, where)
                 self._compare_trial(want, got, spread, trial, where, record)
+                if variants.grad_enabled(plan[i]) and type(got) is torch.Tensor and got.is_floating_point():
+                    record["carries_gradient"] = (
+                        record.get("carries_gradient", True) and trial.get("requires_grad") is True
+                    )
                 where_censused = f"{where}, called again under the operator census"
                 self._check_trial(censused_trial, where_censused)
                 self._compare_trial(want, censused_output, spread, censused_trial, where_censused, record)
@@ -568,13 +578,16 @@ class _Pipeline:
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
             record[key] = True
 
-    def _recheck_held(self, held: HeldOutputs) -> None:
+    def _recheck_held(self, held: HeldOutputs, deep: bool) -> int:
         """The configuration's held outputs read again once all its trials and more calls have run
         (candidate_runner.cmd_later, cmd_recheck): each must still hold what it held when it was checked.
-        The positions go to the candidate's process only after the later calls."""
+        The positions go to the candidate's process only after the later calls; ``deep`` (the base shape):
+        as many of them as candidate_runner.RING_RESULTS asks, not HELD_RESULTS. Returns the calls made
+        since the first output held (its trials' and the later ones)."""
         if not held.items:
-            return
-        later = expect(self.sides.ask_cand({"op": "later"}, "verify"), "verify", held=int, reused=list, patched=list)
+            return 0
+        later = expect(self.sides.ask_cand({"op": "later", "deep": deep}, "verify"), "verify", held=int, reused=list,
+                       patched=list, calls=int)  # fmt: skip
         self._check_evidence(later, "verify")
         if later["held"] != len(held.items) or len(later["reused"]) != len(held.items):
             raise Malformed("verify", f"{later['held']} outputs held where the host counted {len(held.items)}")
@@ -589,6 +602,7 @@ class _Pipeline:
             if type(now) is not torch.Tensor or not compare.bitwise_equal(before, now):
                 reason = f"{where}: its output changed after it was returned, while later calls were made"
                 raise Stop(INCORRECT, reason + (_REUSED if reused is True else ""), stage="verify")
+        return len(held.items) + later["calls"]
 
     def _ask_verify(self, message: dict, limit: int, **fields) -> tuple[dict, list]:
         """One verification command to the candidate's runner: its checked reply and output tensors."""

@@ -3,7 +3,12 @@
 A kernel that is correct only on what a task's ``get_inputs`` happens to make
 (contiguous, standard-normal tensors) fails in a real model: a strided view,
 activations of larger magnitude, a softmax without max subtraction. So besides
-the task's own inputs, the base shape is verified on:
+the task's own inputs, every shape a task declares is verified on the layouts,
+distributions and conditions below (a kernel may take another code path at
+another shape: rows wider than a block, a width that is no multiple of its
+vector, and a path that only such a shape takes passed with strides ignored,
+2026-11-27); the base shape also on each layout and distribution with autograd
+enabled (trial_plan):
 
 * layouts (same shapes, same values, other strides), made on the device by
   both runners alike: ``transposed`` (the last two dimensions stored the other
@@ -24,8 +29,11 @@ the task's own inputs, the base shape is verified on:
 * distributions (the task's own values transformed, every floating-point input
   alike): ``large`` (x 100), ``small`` (x 0.001), ``offset`` (shifted by four
   times its own RMS), ``far_below`` (shifted down by 100 times it),
-  ``positive`` (absolute values) and ``masked`` (-inf where a mask would put it:
-  the first element of every other row and one in eight elsewhere).
+  ``positive`` (absolute values), ``masked`` (-inf where a mask would put it:
+  the first element of every other row and one in eight elsewhere) and
+  ``zeros`` (one element in four exactly zero, as after dropout, a ReLU or zero
+  padding: standard-normal draws never hold one, and a kernel with a branch for
+  each sign that skips zero passed, 2026-11-27).
 
 * the call's condition: every trial above is made once more with autograd
   enabled, as in training (``autograd_on``, and ``large+autograd_on`` and so
@@ -71,7 +79,7 @@ STANDARD = "standard"
 LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "first_transposed", "others_transposed")
 # Layouts that differ between a task's inputs: which of its tensor inputs (in order) each stores transposed.
 MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
-DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked")
+DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked", "zeros")
 AUTOGRAD_ON = "autograd_on"
 INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
@@ -96,17 +104,22 @@ DESCRIPTIONS = {
     "far_below": "inputs shifted down by 100x their RMS",
     "positive": "absolute values of the inputs",
     "masked": "inputs with -inf where a mask would put it",
+    "zeros": "inputs with one element in four exactly zero (as after dropout, a ReLU or zero padding)",
 }
 _WITH_AUTOGRAD = "+" + AUTOGRAD_ON
 MASKED_SHARE = 8  # one element in eight, besides the first of every other row
+ZEROS_SHARE = 4  # one element in four
 
 
-def trial_plan(standard: int, with_variants: bool) -> list[str]:
-    """The variant of each verification trial: ``standard`` of the task's own inputs, then the others."""
+def trial_plan(standard: int, with_variants: bool, under_autograd: bool = True) -> list[str]:
+    """The variant of each verification trial: ``standard`` of the task's own inputs, then the others;
+    with ``under_autograd`` (the base shape's), each layout and distribution once more with autograd
+    enabled."""
     if not with_variants:
         return [STANDARD] * standard
     others = list(LAYOUTS) + list(DISTRIBUTIONS)
-    return [STANDARD] * standard + others + list(CONDITIONS) + [v + _WITH_AUTOGRAD for v in others]
+    again = [v + _WITH_AUTOGRAD for v in others] if under_autograd else []
+    return [STANDARD] * standard + others + list(CONDITIONS) + again
 
 
 def grad_enabled(variant: str) -> bool:
@@ -186,7 +199,7 @@ def inputs_of(variant: str) -> str:
 
 def describe(variant: str) -> str:
     if variant == AUTOGRAD_ON:
-        return "the task's own inputs, called with autograd enabled (as in training)"
+        return "the task's own inputs, called with autograd enabled (as in training's forward pass)"
     if variant == INFERENCE_MODE:
         return "the task's own inputs, called under torch.inference_mode() (as a model is often served)"
     if variant == OTHER_THREADS:
@@ -216,6 +229,8 @@ def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
                 x = x + 4 * rms if variant == "offset" else x - 100 * rms
             elif variant == "masked":
                 x = x.masked_fill(_mask(x, seed + len(out)), float("-inf"))
+            elif variant == "zeros":
+                x = x.masked_fill(_drawn(x, seed + len(out), ZEROS_SHARE).to(x.device), 0.0)
             else:
                 x = x.abs()
         out.append(x)
@@ -225,11 +240,16 @@ def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
 def _mask(x: torch.Tensor, seed: int) -> torch.Tensor:
     """Where ``masked`` puts -inf: the first element of every other row (a row that starts masked,
     as padding on the left does), and one element in MASKED_SHARE elsewhere, drawn from ``seed``."""
-    generator = torch.Generator(device="cpu").manual_seed(seed % 2**63)
-    mask = torch.randint(0, MASKED_SHARE, tuple(x.shape), generator=generator) == 0
+    mask = _drawn(x, seed, MASKED_SHARE)
     rows = mask.view(-1, x.shape[-1]) if x.dim() else mask.view(1, 1)
     rows[::2, 0] = True
     return mask.to(x.device)
+
+
+def _drawn(x: torch.Tensor, seed: int, one_in: int) -> torch.Tensor:
+    """About one element of ``x`` in ``one_in``, drawn from ``seed`` (a boolean mask on the CPU)."""
+    generator = torch.Generator(device="cpu").manual_seed(seed % 2**63)
+    return torch.randint(0, one_in, tuple(x.shape), generator=generator) == 0
 
 
 def rounded_differently(inputs: list, seed: int) -> list:
