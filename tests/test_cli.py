@@ -78,6 +78,15 @@ def test_cuda_without_a_gpu_says_how_to_run_on_the_cpu():
     assert result.exit_code == 1 and "--device cpu" in result.stderr
 
 
+def test_python_dash_m_forge_is_the_forge_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "forge", "tasks"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "softmax_rows" in done.stdout
+
+
 def test_tasks_lists_the_bundled_tasks():
     result = run("tasks", "--size", "small", "--json")
     assert result.exit_code == 0, result.output

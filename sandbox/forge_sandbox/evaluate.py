@@ -429,10 +429,12 @@ class _Pipeline:
             self._check_ops(*ops)
         record["held_across_calls"] = self._recheck_held(held, deep=config == 0)
         record["seconds"] = round(time.perf_counter() - started, 3)
-        if config == 0 and record.get("carries_gradient") is False:
+        if config == 0 and "carries_gradient" in record:
             self.verdict.warnings.append(
-                "forward only: its output carries no gradient where autograd is enabled and the inputs require grad "
-                "(training would stop there); forge verifies forward passes, never gradients"
+                "its output carries a gradient, which forge does not check: it verifies forward passes only"
+                if record["carries_gradient"]
+                else "forward only: its output carries no gradient where autograd is enabled and the inputs require "
+                "grad (training would stop there); forge verifies forward passes, never gradients"
             )
         if config == 0 and first is not None:
             output, split = first
