@@ -168,6 +168,11 @@ CHEATS = {
     "cheat_wrong_only_on_wider_rows": {"incorrect"},
     "cheat_zero_left_unwritten": {"incorrect"},
     "cheat_output_ring_of_256": {"incorrect"},
+    # ... and a review with the static check off (own-code checks on): forge's layout helper's code swapped
+    # in place, a harness method replaced on its instance alone; an ordinary channels-last path's bug
+    "cheat_layouts_undone_by_a_code_swap": {"rejected"},
+    "cheat_layouts_undone_on_the_harness_instance": {"rejected"},
+    "cheat_channels_last_path_wrong": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -274,6 +279,9 @@ TASK_OF = {
     "cheat_wrong_only_on_wider_rows": REPO / "tasks" / "softmax_rows.py",
     "cheat_zero_left_unwritten": REPO / "tasks" / "activation_gelu.py",
     "cheat_output_ring_of_256": REPO / "tasks" / "softmax_rows.py",
+    "cheat_layouts_undone_by_a_code_swap": REPO / "tasks" / "activation_gelu.py",
+    "cheat_layouts_undone_on_the_harness_instance": REPO / "tasks" / "activation_gelu.py",
+    "cheat_channels_last_path_wrong": REPO / "tasks" / "maxpool2d.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
@@ -363,6 +371,8 @@ RUNTIME_ONLY = {
     "cheat_right_only_as_pid_2": ("outside tolerance", "PyTorch computed mul_"),
     "cheat_verification_served_by_pytorch_through_the_runner": OWN_CODE_REBOUND,
     "cheat_layouts_undone_through_the_runner": OWN_CODE_REBOUND,
+    "cheat_layouts_undone_by_a_code_swap": OWN_CODE_REBOUND,
+    "cheat_layouts_undone_on_the_harness_instance": OWN_CODE_REBOUND,
     "cheat_settings_check_silenced_through_the_runner": OWN_CODE_REBOUND,
 }
 

@@ -90,7 +90,7 @@ class CandidateRunner:
 
     def cmd_load(self, msg: dict) -> dict:
         self.settings = process_settings.snapshot()
-        self.own_code = own_code.snapshot()
+        self.own_code = own_code.snapshot(instances=(self, self.harness))
         self.module, self.counter = import_candidate(msg["candidate"])
         return self._evidence()
 

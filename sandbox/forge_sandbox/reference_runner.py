@@ -175,7 +175,7 @@ class ReferenceRunner:
             group.append(inputs)
             held += _nbytes(inputs)
             if not variants.applies(inputs, variant):  # before its layout is made
-                dropped[str(i)] = "the task has one tensor input: nothing to store differently from it"
+                dropped[str(i)] = variants.not_applying(variant)
                 continue
             h.load_trials([inputs], [variant])
             standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs

@@ -17,10 +17,13 @@ enabled (trial_plan):
   a narrowed view, one part of a fused projection) and ``leading_swapped`` (the
   two dimensions before the last stored the other way round, rows still
   contiguous: a ``(B, S, H, D).transpose(1, 2)`` of attention; with fewer than
-  three dimensions, or one of size 1 there, rows apart at another width) and
+  three dimensions, or one of size 1 there, rows apart at another width),
   ``sliced`` (contiguous, but one element into a larger buffer: ``qkv[1]`` or
   ``x[1:]`` of a batch, which a kernel that reads the storage from its start, or
-  assumes aligned memory, gets wrong); and, where a task has two tensor inputs
+  assumes aligned memory, gets wrong) and ``channels_last`` (4-D inputs stored
+  NHWC, 5-D ones NDHWC, as ``model.to(memory_format=torch.channels_last)`` makes
+  a CNN's activations: a kernel with a channels-last path of its own that
+  writes its output in the wrong order passed, 2026-11-27); and, where a task has two tensor inputs
   or more, layouts that differ between its inputs, as in a model (an activation
   made contiguous beside a weight used transposed): ``first_transposed`` (only
   the first stored transposed) and ``others_transposed`` (all but the first),
@@ -76,7 +79,8 @@ import threading
 import torch
 
 STANDARD = "standard"
-LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "first_transposed", "others_transposed")
+LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "channels_last", "first_transposed",
+           "others_transposed")  # fmt: skip
 # Layouts that differ between a task's inputs: which of its tensor inputs (in order) each stores transposed.
 MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked", "zeros")
@@ -96,6 +100,7 @@ DESCRIPTIONS = {
     "rows_apart": "inputs with contiguous rows spaced apart (a narrowed view)",
     "leading_swapped": "inputs with their first and next-to-last dimensions stored swapped (rows contiguous)",
     "sliced": "contiguous inputs one element into a larger buffer (a slice, at an unaligned storage offset)",
+    "channels_last": "4-D inputs stored channels-last (NHWC), 5-D ones channels-last-3d (NDHWC)",
     "first_transposed": "the first input stored transposed, the others as made (layouts differ between inputs)",
     "others_transposed": "every input but the first stored transposed (layouts differ between inputs)",
     "large": "inputs x 100",
@@ -311,7 +316,7 @@ def apply_layout(inputs: list, variant: str) -> list:
     variant = inputs_of(variant)
     if variant not in LAYOUTS:
         return inputs
-    relaid = _relaid(inputs)
+    relaid = _relaid(inputs, variant)
     if variant in MIXED_LAYOUTS:
         chosen = set(relaid[MIXED_LAYOUTS[variant]])
         return [_relayout(x, "transposed") if i in chosen else x for i, x in enumerate(inputs)]
@@ -319,13 +324,27 @@ def apply_layout(inputs: list, variant: str) -> list:
 
 
 def applies(inputs: list, variant: str) -> bool:
-    """Whether a variant makes inputs of its own: layouts that differ between inputs need two tensors."""
-    return inputs_of(variant) not in MIXED_LAYOUTS or len(_relaid(inputs)) >= 2
+    """Whether a variant makes inputs of its own: layouts that differ between inputs need two tensors,
+    channels-last a 4-D or 5-D one (not_applying says why not)."""
+    variant = inputs_of(variant)
+    if variant in MIXED_LAYOUTS:
+        return len(_relaid(inputs)) >= 2
+    return variant != "channels_last" or bool(_relaid(inputs, variant))
 
 
-def _relaid(inputs: list) -> list[int]:
-    """Which inputs a layout variant stores otherwise: the tensors of more than one element."""
-    return [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.numel() > 1]
+def not_applying(variant: str) -> str:
+    """Why a variant that does not apply (applies) was dropped."""
+    if inputs_of(variant) == "channels_last":
+        return "the task has no 4-D or 5-D tensor input to store channels-last"
+    return "the task has one tensor input: nothing to store differently from it"
+
+
+def _relaid(inputs: list, variant: str = "") -> list[int]:
+    """Which inputs a layout variant stores otherwise: the tensors of more than one element (channels-last:
+    those of 4 or 5 dimensions)."""
+    dims = (4, 5) if variant == "channels_last" else None
+    return [i for i, x in enumerate(inputs)
+            if isinstance(x, torch.Tensor) and x.numel() > 1 and (dims is None or x.dim() in dims)]  # fmt: skip
 
 
 def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
@@ -339,6 +358,8 @@ def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
         return x.transpose(-3, -2).contiguous().transpose(-3, -2)
     if variant == "rows_apart":
         return _within(x, width=2, start=1)
+    if variant == "channels_last":
+        return x.contiguous(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
     if variant == "sliced":
         buffer = torch.zeros(x.numel() + 1, dtype=x.dtype, device=x.device)
         view = buffer[1:].view(x.shape)
