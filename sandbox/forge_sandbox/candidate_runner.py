@@ -277,7 +277,7 @@ class CandidateRunner:
 HELD_RESULTS = 64
 HELD_SECONDS = 10.0
 RING_RESULTS = 1024
-RING_SECONDS = 3.0
+RING_SECONDS = 1.0
 
 
 def _later_calls(held: list, clean: bool, per_call_s: float, harness, deep: bool = False) -> int:
