@@ -25,7 +25,9 @@ torch::Tensor softmax_rows(torch::Tensor x) {
         float m = -INFINITY;
         for (int64_t c = 0; c < cols; ++c) m = a[c] > m ? a[c] : m;
         const float lo = m - 87.0f;   // exp(-87) is below float32's normal range anyway
-        for (int64_t c = 0; c < cols; ++c) b[c] = a[c] > lo ? a[c] : lo;
+        // shifted by the row's max (softmax is the same): NNPACK's own exponentials overflowed on rows far
+        // below zero that are no multiple of 8 wide (forge's other shapes, verified on them since 2026-11-27)
+        for (int64_t c = 0; c < cols; ++c) b[c] = (a[c] > lo ? a[c] : lo) - m;
         nnp_inplace_softmax__avx2((size_t)cols, b);
     }
     return y;
