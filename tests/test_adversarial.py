@@ -377,7 +377,19 @@ RUNTIME_ONLY = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CHEATS))
+def _shown_without_the_static_check() -> set[str]:
+    """The fixtures of both CHEATS and RUNTIME_ONLY that the static check finds nothing in: with it on they
+    take the very path they take with it off (test_runtime_defenses_hold_without_static_checks, which also
+    names the reason), so they are evaluated once. Kept in both: the one whose compiled code the static
+    check's reading of the object as built rejects (native_code), which only it shows."""
+    from forge_sandbox import static_check
+
+    both = set(CHEATS) & set(RUNTIME_ONLY) - {"cheat_pytorch_carried_kernel"}
+    return {name for name in both
+            if not static_check.check_source((CANDIDATES / f"{name}.py").read_text()).findings}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(set(CHEATS) - _shown_without_the_static_check()))
 def test_cheat_never_passes(name):
     verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"))
     assert verdict.status in CHEATS[name], (verdict.status, verdict.reasons)
