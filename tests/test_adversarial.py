@@ -1302,6 +1302,10 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
 @pytest.mark.xfail(reason="open (issue 11): passes with the static check off", strict=False)
 @pytest.mark.parametrize("name", sorted(OPEN_WITHOUT_THE_STATIC_CHECK))
 def test_attacks_open_without_the_static_check(name):
+    # Each passes, timed in full (about a minute apiece here), and an expected failure fails nothing: they are
+    # run where a change is measured on them, not in every run of the suite.
+    if os.environ.get("FORGE_TEST_OPEN_ATTACKS") != "1":
+        pytest.skip("open attacks: FORGE_TEST_OPEN_ATTACKS=1 runs them")
     verdict = cpu_eval(name, task=OPEN_WITHOUT_THE_STATIC_CHECK[name], static_checks=False)
     assert verdict.status != "passed", verdict.reasons
 
