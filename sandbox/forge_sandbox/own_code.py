@@ -23,6 +23,7 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, type, classmethod, stati
 # runner another module.
 _MODULE_LEVEL = (*_CODE, types.ModuleType)
 _MISSING = object()
+_CLASS = "__class__"  # the name an instance's entry is kept under (snapshot's ``instances``)
 
 
 def snapshot(instances: tuple = ()) -> list[tuple]:
@@ -43,9 +44,6 @@ def snapshot(instances: tuple = ()) -> list[tuple]:
     for instance in instances:
         taken.append((f"a {type(instance).__qualname__}", instance, _CLASS, type(instance), ()))
     return taken
-
-
-_CLASS = "__class__"
 
 
 def changed(taken: list[tuple]) -> list[str]:
