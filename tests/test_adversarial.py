@@ -1329,3 +1329,29 @@ def test_the_scan_for_a_runners_strays_reads_only_the_start_of_each_environment(
         for proc in (near, far):
             proc.kill()
             proc.wait()
+
+
+def test_forges_own_code_changed_in_place_or_on_an_instance_counts_as_rebound():
+    # A review (2026-11-27, static check off, own-code checks on): forge's layout helper's __code__ swapped
+    # (the function object stays the same), and a harness method replaced on the harness object alone.
+    import types
+
+    from forge_sandbox import candidate_runner, own_code, variants
+
+    runner = candidate_runner.CandidateRunner(tempfile.gettempdir(), "cpu", "test")
+    taken = own_code.snapshot(instances=(runner, runner.harness))
+    assert own_code.changed(taken) == []
+    code, defaults = variants.apply_layout.__code__, variants.trial_plan.__defaults__
+    try:
+        variants.apply_layout.__code__ = (lambda inputs, variant: inputs).__code__
+        variants.trial_plan.__defaults__ = (False,)
+        runner.harness.load_trials = types.MethodType(lambda self, trials, names: None, runner.harness)
+        assert set(own_code.changed(taken)) == {
+            "forge_sandbox.variants.apply_layout",
+            "forge_sandbox.variants.trial_plan",
+            "a ModelHarness.load_trials",
+        }
+    finally:
+        variants.apply_layout.__code__, variants.trial_plan.__defaults__ = code, defaults
+        del runner.harness.load_trials
+    assert own_code.changed(taken) == []
