@@ -1299,6 +1299,25 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
 }
 
 
+# Open (issue 11) with the static check on too, from a review of 2026-11-27 (ordinary kernels, no tricks):
+# - a split of each row across the threads, wrong only where a batch has fewer rows than there are threads
+#   (forge verifies at 1 thread and once at 3; its shapes have 11 rows or more);
+# - shared native scratch state, wrong when two threads call at once (forge never makes two calls at once).
+OPEN_WITH_THE_STATIC_CHECK = {
+    "cheat_rows_split_below_the_thread_count": REPO / "tasks" / "softmax_rows.py",
+    "cheat_shared_scratch_races_across_threads": REPO / "tasks" / "sum_dim.py",
+}
+
+
+@pytest.mark.xfail(reason="open (issue 11): passes with the static check on", strict=False)
+@pytest.mark.parametrize("name", sorted(OPEN_WITH_THE_STATIC_CHECK))
+def test_attacks_open_with_the_static_check(name):
+    if os.environ.get("FORGE_TEST_OPEN_ATTACKS") != "1":
+        pytest.skip("open attacks: FORGE_TEST_OPEN_ATTACKS=1 runs them")
+    verdict = cpu_eval(name, task=OPEN_WITH_THE_STATIC_CHECK[name])
+    assert verdict.status != "passed", verdict.reasons
+
+
 @pytest.mark.xfail(reason="open (issue 11): passes with the static check off", strict=False)
 @pytest.mark.parametrize("name", sorted(OPEN_WITHOUT_THE_STATIC_CHECK))
 def test_attacks_open_without_the_static_check(name):
