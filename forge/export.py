@@ -244,27 +244,11 @@ def _verify_shape(task, device, trials, variants, under_autograd):
         called = variants.as_called(inputs, variant)
         got = variants.call_under(variant, lambda: candidate(*called))
         _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
-        with _fresh_memory_filled():  # an element the kernel never writes shows as NaN
+        with variants.fresh_memory_filled():  # an element the kernel never writes shows as NaN
             got = variants.call_under(variant, lambda: candidate(*called))
         where = variants.describe(variant) + ", with fresh memory filled"
         _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, where)
     return reference, candidate
-
-
-class _fresh_memory_filled:
-    """PyTorch's deterministic mode (warnings only), which fills what torch.empty hands out."""
-
-    def __enter__(self):
-        self.before = (torch.are_deterministic_algorithms_enabled(),
-                       torch.is_deterministic_algorithms_warn_only_enabled(),
-                       torch.utils.deterministic.fill_uninitialized_memory)
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.utils.deterministic.fill_uninitialized_memory = True
-
-    def __exit__(self, *exc):
-        enabled, warn_only, fill = self.before
-        torch.utils.deterministic.fill_uninitialized_memory = fill
-        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 def _check(want, got, declared, where):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import ctypes
 import gc
 import json
@@ -26,7 +25,6 @@ import resource
 import sys
 import threading
 import traceback
-import warnings
 
 import torch
 
@@ -48,29 +46,6 @@ def sync(device: torch.device) -> None:
 
 def cpu(x):
     return x.detach().cpu() if isinstance(x, torch.Tensor) else x
-
-
-@contextlib.contextmanager
-def fresh_memory_filled():
-    """PyTorch's deterministic mode (warnings only, no error), in which every tensor torch.empty hands out
-    is filled first (NaN, or an integer type's largest value): an output element that a kernel never
-    writes shows, whatever the memory held before. Where that memory held the right value by chance (a
-    kernel that skipped exact zeros, its output in the memory of a freed copy of its input, passed,
-    2026-11-27), the plain call of a trial is right and this one is not. Put back as it was after."""
-    enabled, warn_only = (
-        torch.are_deterministic_algorithms_enabled(),
-        torch.is_deterministic_algorithms_warn_only_enabled(),
-    )
-    fill = torch.utils.deterministic.fill_uninitialized_memory
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an operator without a deterministic implementation only warns
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.utils.deterministic.fill_uninitialized_memory = True
-        try:
-            yield
-        finally:
-            torch.utils.deterministic.fill_uninitialized_memory = fill
-            torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 class ModelHarness:
@@ -115,13 +90,13 @@ class ModelHarness:
     ) -> tuple[object, op_census.OpRecorder | None]:
         """One forward pass (synchronized), under ``torch.no_grad`` unless ``grad``; with ``census``, the
         record of the operators it dispatched, and with the memory PyTorch hands out filled
-        (fresh_memory_filled), on both sides alike."""
+        (variants.fresh_memory_filled), on both sides alike."""
         with torch.set_grad_enabled(grad):
             if not census:
                 out = model(*inputs)
                 sync(self.device)
                 return out, None
-            with fresh_memory_filled(), op_census.OpRecorder() as recorder:
+            with variants.fresh_memory_filled(), op_census.OpRecorder() as recorder:
                 out = model(*inputs)
                 sync(self.device)
             return out, recorder

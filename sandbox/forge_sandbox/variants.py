@@ -38,8 +38,8 @@ enabled (trial_plan):
   padding: standard-normal draws never hold one, and a kernel with a branch for
   each sign that skips zero passed, 2026-11-27).
 
-* the call's condition: every trial above is made once more with autograd
-  enabled, as in training (``autograd_on``, and ``large+autograd_on`` and so
+* the call's condition: at the base shape every trial above is made once more
+  with autograd enabled, as in training's forward pass (``autograd_on``, and ``large+autograd_on`` and so
   on): forge's other calls are made under ``torch.no_grad``, as a model is
   served, and a kernel that checked the mode could be right in one of them only;
   once on the task's own inputs under ``torch.inference_mode`` (``inference_mode``:
@@ -75,6 +75,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import warnings
 
 import torch
 
@@ -200,6 +201,30 @@ def call_condition(variant: str):
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def fresh_memory_filled():
+    """PyTorch's deterministic mode (warnings only, no error), in which every tensor torch.empty hands out
+    is filled first (NaN, or an integer type's largest value): an output element that a kernel never
+    writes shows, whatever the memory held before. Where that memory held the right value by chance (a
+    kernel that skipped exact zeros, its output in the memory of a freed copy of its input, passed,
+    2026-11-27), the plain call of a trial is right and this one is not. Put back as it was after. Here
+    so that the exported module's selftest (which carries this module's source) makes the same call."""
+    enabled, warn_only = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+    )
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an operator without a deterministic implementation only warns
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        try:
+            yield
+        finally:
+            torch.utils.deterministic.fill_uninitialized_memory = fill
+            torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
 
 
 def inputs_of(variant: str) -> str:
