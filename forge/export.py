@@ -22,7 +22,7 @@ import re
 from forge import __version__
 from forge.history import leaderboard
 from forge.store import Store, source_hash
-from forge_sandbox import variants, weights
+from forge_sandbox import static_check, variants, weights
 
 
 class ExportError(ValueError):
@@ -85,6 +85,7 @@ def module_text(name: str, provenance: dict, candidate_code: str, task_code: str
         variants_source=repr(inspect.getsource(variants)),
         weights_source=repr(inspect.getsource(weights)),
         cache_key=provenance["candidate_sha256"][:16],
+        uses_triton="triton" in static_check.check_source(candidate_code).backends,
     )
 
 
@@ -109,6 +110,7 @@ _TASK_SOURCE = {task_source}
 _VARIANTS_SOURCE = {variants_source}
 _WEIGHTS_SOURCE = {weights_source}
 _CACHE = os.path.join(os.path.expanduser("~"), ".cache", "forge_export", "{cache_key}")
+_USES_TRITON = {uses_triton}
 
 
 def _exec(source, name):
@@ -215,6 +217,11 @@ def selftest(device=None, size="default", trials=3):
     return True
 
 
+def _interpreted():
+    # Triton kernels interpreted on the CPU (TRITON_INTERPRET=1): forge runs their launches one at a time.
+    return _USES_TRITON and os.environ.get("TRITON_INTERPRET") == "1"
+
+
 def _verify_shape(task, device, trials, variants, under_autograd):
     """One shape's trials (variants.trial_plan) on fresh models; returns them (reference, candidate)."""
     init = task.get_init_inputs()
@@ -242,8 +249,21 @@ def _verify_shape(task, device, trials, variants, under_autograd):
             if not variants.acceptable(want, variant, standard_nonfinite):
                 continue
         called = variants.as_called(inputs, variant)
-        got = variants.call_under(variant, lambda: candidate(*called))
-        _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
+        if variant == variants.ALONGSIDE and _interpreted():
+            continue  # Triton's interpreter runs one kernel at a time: two threads' launches break it
+        if variant == variants.ALONGSIDE:  # while another thread calls it on other inputs
+            torch.manual_seed(trial + 1001)
+            others = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+            envelope = variants.Envelope()
+            variants.calls_alongside(lambda: variants.call_under(variant, lambda: candidate(*called)),
+                                     lambda: candidate(*others), envelope.add)
+            bounds = envelope.bounds()
+            assert bounds is not None, f"outputs of different types or shapes ({{variants.describe(variant)}})"
+            for bound, name in zip(bounds, ("least", "greatest")):
+                _check(want, bound, declared, f"{{variants.describe(variant)}}: each element's {{name}} value")
+        else:
+            got = variants.call_under(variant, lambda: candidate(*called))
+            _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
         with variants.fresh_memory_filled():  # an element the kernel never writes shows as NaN
             got = variants.call_under(variant, lambda: candidate(*called))
         where = variants.describe(variant) + ", with fresh memory filled"

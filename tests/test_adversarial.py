@@ -176,6 +176,9 @@ CHEATS = {
     # ... and a short review (static check on): a row split across the threads where a batch has fewer rows
     # than threads, merged wrongly (the thread-count trial was at 3)
     "cheat_rows_split_below_the_thread_count": {"incorrect"},
+    # ... and from the same review: a static accumulator row shared by every call, in a loop that releases
+    # the GIL: wrong when two threads call at once (a trial now makes calls while another thread does)
+    "cheat_shared_scratch_races_across_threads": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -286,6 +289,7 @@ TASK_OF = {
     "cheat_layouts_undone_on_the_harness_instance": REPO / "tasks" / "activation_gelu.py",
     "cheat_channels_last_path_wrong": REPO / "tasks" / "maxpool2d.py",
     "cheat_rows_split_below_the_thread_count": REPO / "tasks" / "softmax_rows.py",
+    "cheat_shared_scratch_races_across_threads": REPO / "tasks" / "sum_dim.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
@@ -1301,22 +1305,6 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # static check's, reject only with it on
     "cheat_right_only_as_the_overflow_uid_from_cpp": REPO / "tasks" / "activation_gelu.py",
 }
-
-
-# Open (issue 11) with the static check on too, from a review of 2026-11-27 (an ordinary kernel, no tricks):
-# shared native scratch state, wrong when two threads call at once (forge never makes two calls at once).
-OPEN_WITH_THE_STATIC_CHECK = {
-    "cheat_shared_scratch_races_across_threads": REPO / "tasks" / "sum_dim.py",
-}
-
-
-@pytest.mark.xfail(reason="open (issue 11): passes with the static check on", strict=False)
-@pytest.mark.parametrize("name", sorted(OPEN_WITH_THE_STATIC_CHECK))
-def test_attacks_open_with_the_static_check(name):
-    if os.environ.get("FORGE_TEST_OPEN_ATTACKS") != "1":
-        pytest.skip("open attacks: FORGE_TEST_OPEN_ATTACKS=1 runs them")
-    verdict = cpu_eval(name, task=OPEN_WITH_THE_STATIC_CHECK[name])
-    assert verdict.status != "passed", verdict.reasons
 
 
 @pytest.mark.xfail(reason="open (issue 11): passes with the static check off", strict=False)

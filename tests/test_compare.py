@@ -153,3 +153,49 @@ def test_chunked_comparison_judges_as_one_pass_would(monkeypatch):
         assert stats1.keys() == stats2.keys()
         for key in stats1:
             assert stats1[key] == pytest.approx(stats2[key], rel=1e-9, abs=1e-300)
+
+
+def test_the_envelope_of_calls_made_alongside_bounds_every_one_of_them():
+    # An ALONGSIDE trial sends the least and greatest value of each element over its calls: one wrong call
+    # among many moves a bound, NaN anywhere stays NaN, and outputs that change form are no envelope at all.
+    want = torch.tensor([1.0, 2.0, 3.0])
+    envelope = variants.Envelope()
+    for out in (want.clone(), want.clone(), torch.tensor([1.0, 2.5, 3.0]), torch.tensor([1.0, 2.0, float("nan")])):
+        envelope.add(out)
+    low, high = envelope.bounds()
+    assert envelope.first.tolist() == [1.0, 2.0, 3.0]
+    assert low[:2].tolist() == [1.0, 2.0] and high[:2].tolist() == [1.0, 2.5] and low[2].isnan() and high[2].isnan()
+    assert not compare.compare_outputs(want, high, None)[0]
+
+    flags = variants.Envelope()
+    for out in (torch.tensor([True, False]), torch.tensor([True, True])):
+        flags.add(out)
+    assert [b.tolist() for b in flags.bounds()] == [[True, False], [True, True]]
+    waves = variants.Envelope()
+    for out in (torch.tensor([1 + 2j]), torch.tensor([0 + 3j])):
+        waves.add(out)
+    assert [b.tolist() for b in waves.bounds()] == [[0 + 2j], [1 + 3j]]
+    for odd in (torch.zeros(2), torch.zeros(3, dtype=torch.float64), [1.0, 2.0, 3.0]):
+        mixed = variants.Envelope()
+        mixed.add(want)
+        mixed.add(odd)
+        assert mixed.bounds() is None
+
+
+def test_calls_alongside_overlap_another_threads_and_raise_its_errors():
+    import threading
+
+    seen, names = [], set()
+    made, companion = variants.calls_alongside(
+        lambda: seen.append(threading.current_thread().name) or len(seen),
+        lambda: names.add(threading.current_thread().name),
+        lambda out: None,
+        calls=50,
+    )
+    assert made == 50 and companion >= 0 and names == {"alongside"} and set(seen) == {threading.current_thread().name}
+
+    def broken():
+        raise ValueError("shared state in use")
+
+    with pytest.raises(ValueError, match="shared state in use"):
+        variants.calls_alongside(lambda: 1, broken, lambda out: None)

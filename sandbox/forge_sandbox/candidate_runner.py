@@ -107,9 +107,9 @@ class CandidateRunner:
     def cmd_forward(self, msg: dict) -> dict:
         """One group of verification trials (those of ``verify_inputs`` the reference ``kept``, of
         ``variants``), each called as a user calls it and then once more under the operator census (a
-        dispatch mode, which a kernel can see): the outputs (on the pipe, the plain calls' and then the
-        censused ones') and what was seen meanwhile; with ``split``, the time of the candidate's own
-        launches in one call (_split)."""
+        dispatch mode, which a kernel can see): the outputs (on the pipe, the plain calls', the censused
+        ones' and then the envelope of each ALONGSIDE trial's plain calls, least and greatest) and what was
+        seen meanwhile; with ``split``, the time of the candidate's own launches in one call (_split)."""
         h = self.harness
         group = protocol.load_tensors(msg["verify_inputs"])
         h.load_trials([group[k] for k in msg["kept"]], msg["variants"])
@@ -118,16 +118,18 @@ class CandidateRunner:
         # own shows the last trial's result for all of them. The configuration's outputs stay held after
         # that, as many as ``hold_bytes`` allows, for cmd_recheck.
         outputs, trials, ops, elements = [], [], {}, {}
-        censused, censused_trials = [], []
+        censused, censused_trials, bounds = [], [], []
         started = _perf_counter()
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
-            (out, trial), (again, censused_trial, record) = self._trial_twice(inputs, variant)
+            (out, trial, envelope), (again, censused_trial, record) = self._trial_twice(inputs, variant)
             outputs.append(out)
             trials.append(trial)
             censused.append(again)
             censused_trials.append(censused_trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
-        calls = len(trials) + len(censused_trials)
+            if variant == variants.ALONGSIDE:
+                bounds.extend(envelope or (None, None))
+        calls = len(censused_trials) + sum(t.get("alongside", {}).get("calls", 1) for t in trials)
         self.per_call_s = max(self.per_call_s, (_perf_counter() - started) / max(calls, 1))
         self.clean = self.clean and not any(t["threads_started"] or t["inputs_changed"] or t["launches"] == 0
                                             for t in trials + censused_trials)  # fmt: skip
@@ -136,7 +138,7 @@ class CandidateRunner:
             if out is not None:
                 trial["reused_storage"] = any(type(o) is torch.Tensor and _same_storage(o, out) for o in others)
         self.payload = protocol.tensors_to_bytes(
-            [None if o is None else cpu(o).detach().clone() for o in outputs + censused]
+            [None if o is None else cpu(o).detach().clone() for o in outputs + censused + bounds]
         )
         for out in outputs:  # the host follows the same rule (evaluate.HeldOutputs)
             size = out.numel() * out.element_size() if out is not None else 0
@@ -176,20 +178,38 @@ class CandidateRunner:
 
     def _trial_twice(self, inputs: list, variant: str = variants.STANDARD) -> tuple:
         """A verification trial's two calls: as a user makes it, then under the operator census (a
-        dispatch mode, which a kernel can see): ((output, trial), (output, trial, census))."""
-        out, trial, _ = self._trial(inputs, variant, census=False)
-        return (out, trial), self._trial(inputs, variant, census=True)
+        dispatch mode, which a kernel can see): ((output, trial, envelope), (output, trial, census)); the
+        envelope (variants.envelope) of an ALONGSIDE trial's plain calls, else None."""
+        out, trial, _, bounds = self._trial(inputs, variant, census=False)
+        return (out, trial, bounds), self._trial(inputs, variant, census=True)[:3]
 
     def _trial(self, inputs: list, variant: str = variants.STANDARD, census: bool = True) -> tuple:
-        """One verification call, made as ``variant`` says (variants.call_under): its output (None unless a
-        plain tensor), what was seen meanwhile, and its operator census (with ``census``, else None)."""
+        """One verification call, made as ``variant`` says (variants.call_under; an ALONGSIDE trial's plain
+        call again and again while another thread calls the model, variants.calls_alongside): its output
+        (None unless a plain tensor; an ALONGSIDE trial's first), what was seen meanwhile, its operator
+        census (with ``census``, else None) and the envelope of an ALONGSIDE trial's outputs (else None)."""
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = threading.active_count()
         launches = self.counter.count
         grad, called = variants.grad_enabled(variant), variants.as_called(inputs, variant)
-        out, record = variants.call_under(
-            variant, lambda: self.harness.forward(self.harness.model, called, census=census, grad=grad)
-        )
+        forward = self.harness.forward
+        bounds, alongside = None, {}
+        if variant == variants.ALONGSIDE and not census:
+            others = self._companion_inputs(inputs)
+            envelope = variants.Envelope()
+            calls, companion_calls = variants.calls_alongside(
+                lambda: forward(self.harness.model, called, census=False)[0],
+                lambda: forward(self.harness.model, [x.clone() if isinstance(x, torch.Tensor) else x
+                                                     for x in others], census=False),
+                envelope.add,
+            )  # fmt: skip
+            out, record, bounds = envelope.first, None, envelope.bounds()
+            alongside = {"alongside": {"calls": calls, "companion_calls": companion_calls}}
+            del envelope
+        else:
+            out, record = variants.call_under(
+                variant, lambda: forward(self.harness.model, called, census=census, grad=grad)
+            )
         trial = {
             "threads_started": threading.active_count() - threads,
             "launches": self.counter.count - launches,
@@ -200,12 +220,22 @@ class CandidateRunner:
                 for k, (a, b) in enumerate(zip(before, inputs))
                 if isinstance(a, torch.Tensor) and not compare.bitwise_equal(a, b)
             ],
+            **alongside,
         }
         if type(out) is not torch.Tensor:
-            return None, trial, record
+            return None, trial, record, bounds
         trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
         trial["requires_grad"] = out.requires_grad
-        return out, trial, record
+        return out, trial, record, bounds
+
+    def _companion_inputs(self, inputs: list) -> list:
+        """What the other thread of an ALONGSIDE trial calls the model on: a timing input of the
+        configuration (other values, the same shapes), or, without one, the trial's values moved one
+        element along."""
+        if self.harness.pool:
+            return self.harness.pool[0]
+        return [x.reshape(-1).roll(1).view(x.shape) if isinstance(x, torch.Tensor) and x.numel() > 1 else x
+                for x in inputs]  # fmt: skip
 
     def cmd_reload(self, msg: dict) -> dict:
         """The reference's moved parameters put into ModelNew (weights.py), through its load_state_dict
@@ -220,7 +250,7 @@ class CandidateRunner:
                                            assign=msg.get("how") == "assign")  # fmt: skip
         # (a kernel that refreshed a copy of its weights only under a dispatch mode, such as forge's
         # census, computed with the old ones in the plain call)
-        (out, trial), (again, censused_trial, record) = self._trial_twice(self.harness.first_trial)
+        (out, trial, _), (again, censused_trial, record) = self._trial_twice(self.harness.first_trial)
         self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).clone() for o in (out, again)])
         return {"trial": trial, "censused_trial": censused_trial, "ops": dict(record.counts),
                 "elements": dict(record.elements), "unmatched": unmatched, "by_order": by_order,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import threading
 import time
 
 from torch.overrides import _get_current_function_mode_stack
@@ -23,6 +24,7 @@ from forge_sandbox.op_census import OpRecorder
 _perf_counter = time.perf_counter  # bound before the candidate is imported, as timing.py does
 _perf_counter_ns = time.perf_counter_ns  # CLOCK_MONOTONIC on Linux, as the host's samples are timed
 
+_INTERPRETED_ONE_AT_A_TIME = threading.RLock()  # a launch's grid callable may launch another
 MAX_INTERPRETED_SPANS = 4096  # per timed block: a reply stays well within protocol.UNTRUSTED_MESSAGE_BYTES
 
 
@@ -112,6 +114,13 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
     def counted(self, *args, **kwargs):
         if kwargs.get("warmup"):
             return original(self, *args, **kwargs)
+        # One interpreted launch at a time in the process, as launches on one GPU stream run: the interpreter
+        # patches triton.language while a kernel runs, and two threads' launches at once (variants.ALONGSIDE)
+        # broke an honest kernel with an error of the interpreter's own, 2026-11-28.
+        with _INTERPRETED_ONE_AT_A_TIME:
+            return _launch(self, args, kwargs)
+
+    def _launch(self, args: tuple, kwargs: dict):
         _no_mode_of_its_own()
         arguments = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
         proven = front_end.check(self, args, arguments)  # raises NotTriton where the compiler refuses it

@@ -470,15 +470,19 @@ class _Pipeline:
             # Each trial is called twice (candidate_runner.cmd_forward): as a user calls it, then under
             # the operator census, a dispatch mode that a kernel can see (one right only under it passed,
             # 2026-11-27). Both outputs are compared; the census's operators are judged.
-            limit = outputs_limit(expected + expected)
+            # An ALONGSIDE trial's plain calls are many, made while another thread calls the model; the
+            # least and greatest of each element over them follow the censused outputs (cmd_forward).
+            alongside = [j for j, i in enumerate(kept) if plan[i] == variants.ALONGSIDE]
+            limit = outputs_limit(expected + expected + [expected[j] for j in alongside for _ in range(2)])
             message = {"op": "forward", "verify_inputs": forward["verify_inputs"],
                        "kept": [i - start for i in kept], "variants": [plan[i] for i in kept],
                        "split": config == 0 and start == 0}  # fmt: skip
             reply, actual = self._ask_verify(message, limit, trials=list, censused_trials=list)
             trials, censused_trials = reply["trials"], reply["censused_trials"]
             n = len(expected)
-            if len(actual) != 2 * n or len(trials) != n or len(censused_trials) != n:
+            if len(actual) != 2 * n + 2 * len(alongside) or len(trials) != n or len(censused_trials) != n:
                 raise Malformed("verify", "the wrong number of outputs")
+            bounds = dict(zip(alongside, zip(actual[2 * n :: 2], actual[2 * n + 1 :: 2])))
             calls = zip(kept, expected, spreads, actual[:n], trials, actual[n:], censused_trials)
             for j, (i, want, spread, got, trial, censused_output, censused_trial) in enumerate(calls):
                 checked += 1
@@ -487,6 +491,8 @@ class _Pipeline:
                     where += f" ({variants.describe(plan[i])})"
                 self._check_trial(trial, where)
                 self._compare_trial(want, got, spread, trial, where, record)
+                if j in bounds:
+                    self._compare_alongside(want, bounds[j], spread, trial, where, record)
                 if variants.grad_enabled(plan[i]) and type(got) is torch.Tensor and got.is_floating_point():
                     record["carries_gradient"] = (
                         record.get("carries_gradient", True) and trial.get("requires_grad") is True
@@ -517,6 +523,23 @@ class _Pipeline:
             if trial.get("reused_storage") is True:
                 reason += _REUSED
             raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+
+    def _compare_alongside(self, want, bounds: tuple, spread, trial: dict, where: str, record: dict) -> None:
+        """An ALONGSIDE trial's calls, all of them: the least and the greatest value of each element over
+        them (variants.envelope) within the tolerance of the reference's, as its first output is."""
+        said = trial.get("alongside")
+        if not isinstance(said, dict) or not all(type(said.get(k)) is int for k in ("calls", "companion_calls")):
+            raise Malformed("verify", "a malformed report of the calls made alongside another thread's")
+        calls, companion = said["calls"], said["companion_calls"]
+        record["alongside_calls"] = max(record.get("alongside_calls", 0), calls)
+        low, high = bounds
+        if type(low) is not torch.Tensor or type(high) is not torch.Tensor:
+            reason = f"its {calls} calls returned outputs of different types, shapes or dtypes"
+            raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
+        for bound, name in ((low, "least"), (high, "greatest")):
+            over = (f"{where}: the {name} value of each element over its {calls} calls (the other thread "
+                    f"finished {companion} meanwhile)")  # fmt: skip
+            self._compare_trial(want, bound, spread, trial, over, record)
 
     # How new weights reach ModelNew in each step (weights.py): the record's key and what the verdict says.
     WEIGHT_STEPS = (

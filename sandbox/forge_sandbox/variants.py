@@ -48,7 +48,13 @@ enabled (trial_plan):
   count (``other_threads``: MANY_THREADS, or one more than the runner's), as on
   another machine: a kernel that splits its work by the thread count and is
   right only at forge's (a tree of per-thread partial sums that assumes a power
-  of two, a remainder of rows dropped) is wrong on most machines but this one.
+  of two, a remainder of rows dropped) is wrong on most machines but this one;
+  once from a thread other than the main one (``another_thread``, a serving
+  worker's); and again and again on the task's own inputs while another thread
+  calls the same model on other inputs (``alongside_other_calls``,
+  calls_alongside), as a server's workers share one model: a kernel that keeps
+  scratch state for every call (a static accumulator row, a buffer cached on the
+  module) and lets two calls run at once passed, 2026-11-27.
 
 A kernel that copies its input only where the last dimension is not
 contiguous sees rows one after another in ``transposed`` and ``strided``; it
@@ -75,6 +81,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import time
 import warnings
 
 import torch
@@ -89,8 +96,16 @@ AUTOGRAD_ON = "autograd_on"
 INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
 ANOTHER_THREAD = "another_thread"
-# Trials of the task's own inputs made under a condition of their own (call_under).
-CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD)
+ALONGSIDE = "alongside_other_calls"
+# Trials of the task's own inputs made under a condition of their own (call_under; ALONGSIDE's plain call,
+# calls_alongside).
+CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE)
+# An ALONGSIDE trial's calls: made for ALONGSIDE_SECONDS (ALONGSIDE_CALLS of them at most, one at least),
+# each a chance for two calls' work to overlap. Calls overlap only where both threads are outside Python's
+# lock at once: a C++ loop that dropped it and shared one static row went wrong in about 1 call in 200,
+# 2026-11-28, so a time, not a count, bounds them.
+ALONGSIDE_CALLS = 100_000
+ALONGSIDE_SECONDS = 0.25
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -113,6 +128,7 @@ DESCRIPTIONS = {
     "zeros": "inputs with one element in four exactly zero (as after dropout, a ReLU or zero padding)",
 }
 _WITH_AUTOGRAD = "+" + AUTOGRAD_ON
+_perf_counter = time.perf_counter  # bound before a candidate is imported, as timing.py does
 MASKED_SHARE = 8  # one element in eight, besides the first of every other row
 ZEROS_SHARE = 4  # one element in four
 
@@ -159,7 +175,9 @@ def call_under(variant: str, call):
     """``call()`` as a trial of ``variant`` is made: with autograd enabled or not (grad_enabled), under
     call_condition, and in a thread started for it in an ``another_thread`` trial (a serving worker's:
     forge's other calls come from the process's main thread, and a kernel right only there passed,
-    2026-11-27). Autograd's and inference mode are the calling thread's, so they are set in that thread."""
+    2026-11-27). Autograd's and inference mode are the calling thread's, so they are set in that thread.
+    An ALONGSIDE trial's plain call is made by calls_alongside; here it is one call as any other (the
+    reference's, and the candidate's under the operator census)."""
 
     def made() -> object:
         with torch.set_grad_enabled(grad_enabled(variant)), call_condition(variant):
@@ -181,6 +199,89 @@ def call_under(variant: str, call):
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds: float = ALONGSIDE_SECONDS) -> tuple:
+    """``call()`` made again and again (for ``seconds``, ``calls`` times at most, once at least), each
+    output handed to ``seen`` as it returns, while another thread makes ``companion()`` (the same model on
+    other inputs, without autograd) over and over, from before the first of them until after the last: an
+    ALONGSIDE trial's plain call. Returns how many calls each thread finished (this one's, the other's).
+    An error in either thread is raised in the caller's, as its own."""
+    going, done = threading.Event(), threading.Event()
+    companion_state: dict = {"calls": 0}
+
+    def worker() -> None:
+        try:
+            with torch.no_grad():
+                while not done.is_set():
+                    going.set()  # the caller starts as this call starts (at the latest)
+                    companion()
+                    companion_state["calls"] += 1
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            companion_state["error"] = exc
+        finally:
+            going.set()
+
+    thread = threading.Thread(target=worker, name="alongside", daemon=True)
+    thread.start()
+    going.wait()
+    made = 0
+    try:
+        deadline = _perf_counter() + seconds
+        while "error" not in companion_state:
+            seen(call())
+            made += 1
+            if made >= calls or _perf_counter() >= deadline:
+                break
+    finally:
+        done.set()
+        thread.join()
+    if "error" in companion_state:
+        raise companion_state["error"]
+    return made, companion_state["calls"]
+
+
+class Envelope:
+    """The element-wise least and greatest of outputs of one shape and dtype, folded in as they come (NaN
+    where any is NaN; a complex output's real and imaginary parts apart): where both lie within a
+    tolerance of the reference's, every output folded in does. ``bounds`` is None where they were not all
+    plain tensors of one shape and dtype."""
+
+    def __init__(self) -> None:
+        self.first = None
+        self.low = self.high = None
+        self.mixed = False
+
+    def add(self, output) -> None:
+        if self.first is None and not self.mixed:
+            self.first = output
+            if type(output) is torch.Tensor:
+                self.low, self.high = self._comparable(output).clone(), self._comparable(output).clone()
+            else:
+                self.mixed = True
+            return
+        first = self.first
+        if (self.mixed or type(output) is not torch.Tensor or output.shape != first.shape
+                or output.dtype != first.dtype):  # fmt: skip
+            self.mixed = True
+            return
+        torch.minimum(self.low, self._comparable(output), out=self.low)
+        torch.maximum(self.high, self._comparable(output), out=self.high)
+
+    @staticmethod
+    def _comparable(x: torch.Tensor) -> torch.Tensor:
+        x = x.detach()
+        return torch.view_as_real(x) if x.is_complex() else x.to(torch.uint8) if x.dtype == torch.bool else x
+
+    def bounds(self) -> tuple | None:
+        if self.mixed or self.low is None:
+            return None
+
+        def back(x: torch.Tensor) -> torch.Tensor:
+            first = self.first
+            return torch.view_as_complex(x) if first.is_complex() else x.bool() if first.dtype == torch.bool else x
+
+        return back(self.low), back(self.high)
 
 
 @contextlib.contextmanager
@@ -241,6 +342,11 @@ def describe(variant: str) -> str:
         return "the task's own inputs, called with torch's CPU threads set to another count (as on another machine)"
     if variant == ANOTHER_THREAD:
         return "the task's own inputs, called from a thread other than the process's main one (as a serving worker)"
+    if variant == ALONGSIDE:
+        return (
+            "the task's own inputs, called while another thread called the same model on other inputs "
+            "(as a server's workers share one model)"
+        )
     if variant.endswith(_WITH_AUTOGRAD):
         return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
     return DESCRIPTIONS[variant]

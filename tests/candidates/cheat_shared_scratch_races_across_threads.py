@@ -1,7 +1,7 @@
-# A fresh review, static check on (2026-11-27), open: see OPEN_WITH_THE_STATIC_CHECK in tests/test_adversarial.py.
+# A fresh review, static check on (2026-11-27); caught since 2026-11-28 by the trial made alongside other calls.
 """A C++ sum over the middle dimension that keeps one static scratch row for every call and releases the
 GIL around its loop: two threads calling the model at once share it and get each other's partial sums
-(4 wrong outputs in 100 from 2 threads x 50 calls). forge never makes two calls at once."""
+(4 wrong outputs in 100 from 2 threads x 50 calls)."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
