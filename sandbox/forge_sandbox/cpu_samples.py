@@ -35,6 +35,7 @@ import os
 import site
 import struct
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ from forge_sandbox import host
 MIN_PERIOD_NS = 100_000  # at most one sample per 100 us of a thread's CPU time
 SAMPLES_PER_CALL = 200  # the period is chosen for about this many per call (period_for)
 RING_PAGES = 64  # per CPU and runner: 8192 samples, some 40 calls' worth; drained after every call
+# and, while a block runs, by a host thread whenever a ring is a quarter full (Profiles.begin): a call long
+# beside the period (an interpreted Triton kernel 40 times the reference's, whose period PROBE_TRUST caps)
+# filled a ring within the call, and its lost samples rejected an honest kernel (2026-11-28).
+DRAIN_CHECK_S = 0.02
+DRAIN_AT_FILL = 0.25
 # Mappings kept per runner (some 150 bytes each): PyTorch maps and unmaps each large tensor it allocates, a
 # few per call; a runner that maps more while timed is not followed further (Sampler.mapped_beyond).
 MAX_MAPPINGS_KEPT = 1 << 18
@@ -167,6 +173,11 @@ class _Ring:
         offset, size = struct.unpack_from("QQ", self.map, 1040)
         self.offset, self.size = (offset, size) if size else (_PAGE, _PAGE * RING_PAGES)
 
+    def fill(self) -> float:
+        """How much of the ring holds records not drained yet (0 to 1)."""
+        head, tail = struct.unpack_from("QQ", self.map, 1024)
+        return (head - tail) / self.size
+
     def _read(self, position: int, n: int) -> bytes:
         start = position % self.size
         first = min(n, self.size - start)
@@ -243,6 +254,10 @@ class Sampler:
                     else:
                         fcntl.ioctl(fd, _IOC_SET_OUTPUT, ring.fd)
                 self.attached.add(tid)
+
+    def filling(self) -> bool:
+        """Whether a ring is DRAIN_AT_FILL full or more."""
+        return any(ring.fill() >= DRAIN_AT_FILL for ring in self.rings.values())
 
     def drain(self) -> list[Sample]:
         """Every sample since the last drain, in time order."""
@@ -747,12 +762,21 @@ class KnownLibraries:
                 common.append(_KnownLibrary(path))
             except (OSError, ValueError, struct.error):
                 continue
+        # The runtime's own files (libpython, libc...), by device and inode: the host's, which no candidate
+        # can write, and which hold no installed library's compute (their code shared with one is not
+        # anchored): their samples go by their name without a search of their bytes, which cost some 3 ms
+        # per distinct instruction pointer, 10 s of an interpreted Triton kernel's evaluation (2026-11-28).
+        self.runtime_files = {library.file for library in common}
         self.anchors = _Anchors([library if _computes(library.path) else None for library in self.libraries], common)
 
     def installed(self, mapping: Mapping) -> bool:
         """Whether a mapping is of an installed library's own file (by device and inode: a name proves
         nothing), so that its samples may go by its name and symbols."""
         return not mapping.path.endswith(" (deleted)") and mapping.file in self.files
+
+    def runtime(self, mapping: Mapping) -> bool:
+        """Whether a mapping is of one of the runtime's own files (runtime_files), by device and inode."""
+        return not mapping.path.endswith(" (deleted)") and mapping.file in self.runtime_files
 
     def identify(self, window: bytes, ip_index: int, file_offset: int, mapping_offset: int,
                  at_address: tuple[tuple[str, int], ...] = ()) -> tuple[str, str] | None:  # fmt: skip
@@ -1127,9 +1151,9 @@ class FunctionNames:
         path = m.path.replace(" (deleted)", "")
         library = os.path.basename(path)
         known = _known_libraries()
-        if not known.installed(m):
+        if not known.installed(m) and not known.runtime(m):
             # Any file may hold a known library's code, under any name (a known library's included):
-            # its bytes tell. Only the installed file itself goes by its name.
+            # its bytes tell. Only the installed file itself (or the runtime's own) goes by its name.
             found = self._known_code(pid, m, path, ip, known)
             if found is not None:
                 return found
@@ -1219,6 +1243,10 @@ class Profiles:
         # they saw is unknown.
         self.lost: Counter = Counter()
         self.lost_before: dict[str, int] = {}
+        # A block's rings are drained by the host's thread after each call and, while a call runs, by a
+        # drainer thread of its own (_drain_while_timed); the lock keeps the two from reading a ring at once.
+        self._lock = threading.Lock()
+        self._drainers: dict[str, tuple[threading.Thread, threading.Event]] = {}
 
     def attach(self, side: str, pids: list[int], first_bases: dict[int, dict[str, set[int]]] | None = None) -> None:
         """Once per runner, while none of its threads can start another (the candidate is stopped);
@@ -1229,15 +1257,37 @@ class Profiles:
         self.phases.setdefault(side, {"forward": Counter(), "around": Counter(), "calls": 0, "interpreted": Counter()})
 
     def begin(self, side: str) -> None:
+        """A block of ``side`` starts: what its rings hold now is not its; from now until :meth:`end` a
+        thread drains them whenever one fills (a call long beside the period must not lose samples)."""
         if side in self.samplers:
-            self.samplers[side].drain()  # what came before the block (and what got lost then) is not its
-            self.pending[side] = []
-            self.lost_before[side] = self.samplers[side].lost
+            self._stop_drainer(side)
+            with self._lock:
+                self.samplers[side].drain()  # what came before the block (and what got lost then) is not its
+                self.pending[side] = []
+                self.lost_before[side] = self.samplers[side].lost
+            stop = threading.Event()
+            thread = threading.Thread(target=self._drain_while_timed, args=(side, stop), name="ring-drainer",
+                                      daemon=True)  # fmt: skip
+            self._drainers[side] = (thread, stop)
+            thread.start()
+
+    def _drain_while_timed(self, side: str, stop: threading.Event) -> None:
+        sampler = self.samplers[side]
+        while not stop.wait(DRAIN_CHECK_S):
+            if sampler.filling():
+                self.collect(side)
+
+    def _stop_drainer(self, side: str) -> None:
+        drainer = self._drainers.pop(side, None)
+        if drainer is not None:
+            drainer[1].set()
+            drainer[0].join()
 
     def collect(self, side: str) -> None:
         """Empty the rings after each call, so that no call's samples crowd out another's."""
         if side in self.samplers:
-            self.pending[side] += self.samplers[side].drain()
+            with self._lock:
+                self.pending.setdefault(side, []).extend(self.samplers[side].drain())
 
     def end(self, side: str, spans: list, pids: list[int], host_windows: list | None = None,
             census_at: int = -1, interpreted: list | None = None) -> None:  # fmt: skip
@@ -1247,6 +1297,7 @@ class Profiles:
         Triton interpreter ran its kernels (the runner's word too)."""
         if side not in self.samplers:
             return
+        self._stop_drainer(side)
         samples = self.pending.pop(side, []) + self.samplers[side].drain()
         self.lost[side] += self.samplers[side].lost - self.lost_before.get(side, 0)
         names = self.names[side]
@@ -1294,5 +1345,7 @@ class Profiles:
         return len(self.names[side].over_code) > MAX_CODE_MAPPINGS or self.samplers[side].mapped_beyond > 0
 
     def close(self) -> None:
+        for side in list(self._drainers):
+            self._stop_drainer(side)
         for sampler in self.samplers.values():
             sampler.close()
