@@ -251,12 +251,15 @@ def _verify_shape(task, device, trials, variants, under_autograd):
         called = variants.as_called(inputs, variant)
         if variant == variants.ALONGSIDE and _interpreted():
             continue  # Triton's interpreter runs one kernel at a time: two threads' launches break it
-        if variant == variants.ALONGSIDE:  # while another thread calls it on other inputs
-            torch.manual_seed(trial + 1001)
-            others = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+        if variant in variants.ENVELOPED:  # many calls: their least and greatest value of each element
             envelope = variants.Envelope()
-            variants.calls_alongside(lambda: variants.call_under(variant, lambda: candidate(*called)),
-                                     lambda: candidate(*others), envelope.add)
+            if variant == variants.ALONGSIDE:  # while another thread calls it on other inputs
+                torch.manual_seed(trial + 1001)
+                others = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+                variants.calls_alongside(lambda: variants.call_under(variant, lambda: candidate(*called)),
+                                         lambda: candidate(*others), envelope.add)
+            else:  # once at each of several thread counts
+                variants.calls_at_thread_counts(lambda: candidate(*called), envelope.add)
             bounds = envelope.bounds()
             assert bounds is not None, f"outputs of different types or shapes ({{variants.describe(variant)}})"
             for bound, name in zip(bounds, ("least", "greatest")):

@@ -179,6 +179,14 @@ CHEATS = {
     # ... and from the same review: a static accumulator row shared by every call, in a loop that releases
     # the GIL: wrong when two threads call at once (a trial now makes calls while another thread does)
     "cheat_shared_scratch_races_across_threads": {"incorrect"},
+    # ... and a review (static check on, 2026-11-28): a plan cached on the module for the last shape seen
+    # (two calls of other shapes at once: a wrong plan, out of bounds), a staging buffer shared by calls
+    # on the strided path alone, rows split into equal chunks that drop the remainder (wrong at 2, 4 and 8
+    # threads), and a Triton scan chained across programs that holds only in the interpreter's order
+    "cheat_plan_cached_across_shapes": {"incorrect", "crashed"},
+    "cheat_staging_shared_on_the_strided_path": {"incorrect"},
+    "cheat_rows_split_dropping_the_remainder": {"incorrect"},
+    "cheat_triton_programs_chained_in_order": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -290,6 +298,10 @@ TASK_OF = {
     "cheat_channels_last_path_wrong": REPO / "tasks" / "maxpool2d.py",
     "cheat_rows_split_below_the_thread_count": REPO / "tasks" / "softmax_rows.py",
     "cheat_shared_scratch_races_across_threads": REPO / "tasks" / "sum_dim.py",
+    "cheat_plan_cached_across_shapes": REPO / "tasks" / "softmax_rows.py",
+    "cheat_staging_shared_on_the_strided_path": REPO / "tasks" / "softmax_rows.py",
+    "cheat_rows_split_dropping_the_remainder": REPO / "tasks" / "swiglu.py",
+    "cheat_triton_programs_chained_in_order": REPO / "tasks" / "cumsum_rows.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
@@ -357,8 +369,8 @@ RUNTIME_ONLY = {
     # weight steps all wrote into that memory); wrong only on inputs that require grad
     "cheat_weights_viewed_at_construction": "as new tensors (load_state_dict(assign=True)",
     "cheat_wrong_on_inputs_that_require_grad": "called with autograd enabled",
-    "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to another count",
-    "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to another count",
+    "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to other counts",
+    "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to other counts",
     "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",
     "cheat_numpy_from_a_torch_mode_in_a_launch": "a Triton launch inside a torch mode of its own (_Staging)",
     "cheat_weights_cached_by_version": "after the weights were changed in place in both models",

@@ -129,7 +129,7 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
         ("cheat_weights_packed_at_construction", "rmsnorm", "after new weights were loaded"),
         ("cheat_weights_repacked_on_load", "rmsnorm", "after the weights were changed in place"),
         ("cheat_right_only_without_autograd", "softmax_rows", "called with autograd enabled"),
-        ("cheat_right_only_at_its_thread_count", "sum_dim", "CPU threads set to another count"),
+        ("cheat_right_only_at_its_thread_count", "sum_dim", "CPU threads set to other counts"),
         ("cheat_wrong_under_inference_mode", "activation_gelu", "called under torch.inference_mode()"),
         ("cheat_wrong_off_the_main_thread", "activation_gelu", "called from a thread other than the process's main"),
         ("cheat_wrong_on_inputs_that_require_grad", "cumsum_rows", "called with autograd enabled"),

@@ -10,6 +10,7 @@ verdict on its own.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -72,6 +73,13 @@ class CandidateRunner:
         self.hold_bytes = 0  # the most the host has them held (evaluate.HeldOutputs)
         self.clean = True  # no trial so far showed what rejects it anyway (_later_calls)
         self.per_call_s = 0.0  # the slowest group's time per verification call
+        # The task's own inputs of the configurations set up before, while their init inputs were the same
+        # as now (same_init): what an ALONGSIDE trial's other thread calls the model on besides this
+        # configuration's, so that two calls of other shapes run at once (_companion_inputs).
+        self.earlier_shapes: list[list] = []
+        self.earlier_bytes = 0
+        self.init_inputs: list | None = None
+        self.shape_kept = False
 
     def cmd_hello(self, msg: dict) -> dict:
         """Before any candidate code: how its files are restricted, and whether CUDA works here."""
@@ -100,6 +108,9 @@ class CandidateRunner:
         self.held, self.held_bytes, self.hold_bytes = [], 0, int(msg.get("hold_bytes", 0))  # the last's freed first
         self.clean, self.per_call_s = True, 0.0
         init_inputs = protocol.load_tensors(msg["init_inputs"])
+        if self.init_inputs is not None and not _same_init(self.init_inputs, init_inputs):
+            self.earlier_shapes, self.earlier_bytes = [], 0  # a model of other sizes: not its inputs
+        self.init_inputs, self.shape_kept = init_inputs, False
         self.harness.load_pool(protocol.load_tensors(msg["pool_inputs"]))
         self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
         return {}
@@ -108,7 +119,7 @@ class CandidateRunner:
         """One group of verification trials (those of ``verify_inputs`` the reference ``kept``, of
         ``variants``), each called as a user calls it and then once more under the operator census (a
         dispatch mode, which a kernel can see): the outputs (on the pipe, the plain calls', the censused
-        ones' and then the envelope of each ALONGSIDE trial's plain calls, least and greatest) and what was
+        ones' and then the envelope of each ENVELOPED trial's plain calls, least and greatest) and what was
         seen meanwhile; with ``split``, the time of the candidate's own launches in one call (_split)."""
         h = self.harness
         group = protocol.load_tensors(msg["verify_inputs"])
@@ -121,15 +132,17 @@ class CandidateRunner:
         censused, censused_trials, bounds = [], [], []
         started = _perf_counter()
         for i, (inputs, variant) in enumerate(zip(h.trials, h.variants)):
-            (out, trial, envelope), (again, censused_trial, record) = self._trial_twice(inputs, variant)
+            partners = [h.trials[k] for k in variants.alongside_partners(h.variants, i)]
+            (out, trial, envelope), (again, censused_trial, record) = self._trial_twice(inputs, variant, partners)
             outputs.append(out)
             trials.append(trial)
             censused.append(again)
             censused_trials.append(censused_trial)
             ops[str(i)], elements[str(i)] = dict(record.counts), dict(record.elements)
-            if variant == variants.ALONGSIDE:
-                bounds.extend(envelope or (None, None))
-        calls = len(censused_trials) + sum(t.get("alongside", {}).get("calls", 1) for t in trials)
+            if variant in variants.ENVELOPED:
+                bounds.extend(envelope)
+        calls = len(censused_trials) + sum(t.get("alongside", {}).get("calls", len(t.get("thread_counts", [0])))
+                                           for t in trials)  # fmt: skip
         self.per_call_s = max(self.per_call_s, (_perf_counter() - started) / max(calls, 1))
         self.clean = self.clean and not any(t["threads_started"] or t["inputs_changed"] or t["launches"] == 0
                                             for t in trials + censused_trials)  # fmt: skip
@@ -145,6 +158,7 @@ class CandidateRunner:
             if out is not None and self.held_bytes + size <= self.hold_bytes:
                 self.held.append(out.detach())  # its memory, not an autograd graph kept alive with it
                 self.held_bytes += size
+        self._keep_shape(h.trials)
         split = self._split() if msg.get("split") else None
         return {"trials": trials, "censused_trials": censused_trials, "ops": ops, "elements": elements,
                 "split": split, **self._evidence()}  # fmt: skip
@@ -176,18 +190,23 @@ class CandidateRunner:
         self.payload = protocol.tensors_to_bytes(values)
         return self._evidence()
 
-    def _trial_twice(self, inputs: list, variant: str = variants.STANDARD) -> tuple:
+    def _trial_twice(self, inputs: list, variant: str = variants.STANDARD, partners: list | None = None) -> tuple:
         """A verification trial's two calls: as a user makes it, then under the operator census (a
-        dispatch mode, which a kernel can see): ((output, trial, envelope), (output, trial, census)); the
-        envelope (variants.envelope) of an ALONGSIDE trial's plain calls, else None."""
-        out, trial, _, bounds = self._trial(inputs, variant, census=False)
+        dispatch mode, which a kernel can see): ((output, trial, bounds), (output, trial, census)); the
+        bounds of an ENVELOPED trial's plain calls (_trial), else None."""
+        out, trial, _, bounds = self._trial(inputs, variant, census=False, partners=partners)
         return (out, trial, bounds), self._trial(inputs, variant, census=True)[:3]
 
-    def _trial(self, inputs: list, variant: str = variants.STANDARD, census: bool = True) -> tuple:
+    def _trial(self, inputs: list, variant: str = variants.STANDARD, census: bool = True,
+               partners: list | None = None) -> tuple:  # fmt: skip
         """One verification call, made as ``variant`` says (variants.call_under; an ALONGSIDE trial's plain
-        call again and again while another thread calls the model, variants.calls_alongside): its output
-        (None unless a plain tensor; an ALONGSIDE trial's first), what was seen meanwhile, its operator
-        census (with ``census``, else None) and the envelope of an ALONGSIDE trial's outputs (else None)."""
+        call again and again, on each of ``partners`` (variants.alongside_partners: its own inputs first)
+        in turn, while another thread calls the model, variants.calls_alongside; an OTHER_THREADS trial's
+        once at each thread count, variants.calls_at_thread_counts): its output (None unless a plain tensor;
+        an ENVELOPED trial's first on its own inputs), what was seen meanwhile, its operator census (with
+        ``census``, else None) and, of an ENVELOPED trial, the least and greatest value of each element
+        over its calls (variants.Envelope), per partner of an ALONGSIDE trial, a flat list (None for
+        outputs not all plain tensors of one shape and dtype); else None."""
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = threading.active_count()
         launches = self.counter.count
@@ -195,16 +214,37 @@ class CandidateRunner:
         forward = self.harness.forward
         bounds, alongside = None, {}
         if variant == variants.ALONGSIDE and not census:
-            others = self._companion_inputs(inputs)
-            envelope = variants.Envelope()
+            mains = [inputs] + [p for p in partners or [] if p is not inputs]
+            others, envelopes = self._companion_inputs(inputs), [variants.Envelope() for _ in mains]
+            turns = {"main": 0, "companion": 0}
+
+            def main() -> tuple:
+                at = turns["main"] % len(mains)
+                turns["main"] += 1
+                return at, forward(self.harness.model, called if at == 0 else mains[at], census=False)[0]
+
+            def companion() -> None:
+                # every other call on the inputs the main thread is on (both calls on one path of the
+                # kernel's at once: a layout's own), the others in turn between
+                k = turns["companion"]
+                turns["companion"] += 1
+                chosen = mains[(turns["main"] - 1) % len(mains)] if k % 2 == 0 else others[k // 2 % len(others)]
+                forward(self.harness.model, [x.clone() if isinstance(x, torch.Tensor) else x for x in chosen],
+                        census=False)  # fmt: skip
+
             calls, companion_calls = variants.calls_alongside(
-                lambda: forward(self.harness.model, called, census=False)[0],
-                lambda: forward(self.harness.model, [x.clone() if isinstance(x, torch.Tensor) else x
-                                                     for x in others], census=False),
-                envelope.add,
-            )  # fmt: skip
-            out, record, bounds = envelope.first, None, envelope.bounds()
+                main, companion, lambda made: envelopes[made[0]].add(made[1]), least=len(mains)
+            )
+            out, record = envelopes[0].first, None
+            bounds = [b for e in envelopes for b in e.bounds() or (None, None)]
             alongside = {"alongside": {"calls": calls, "companion_calls": companion_calls}}
+            del envelopes
+        elif variant == variants.OTHER_THREADS and not census:
+            envelope = variants.Envelope()
+            counts = variants.calls_at_thread_counts(lambda: forward(self.harness.model, called, census=False,
+                                                                     grad=grad)[0], envelope.add)  # fmt: skip
+            out, record, bounds = envelope.first, None, list(envelope.bounds() or (None, None))
+            alongside = {"thread_counts": counts}
             del envelope
         else:
             out, record = variants.call_under(
@@ -228,14 +268,37 @@ class CandidateRunner:
         trial["requires_grad"] = out.requires_grad
         return out, trial, record, bounds
 
-    def _companion_inputs(self, inputs: list) -> list:
-        """What the other thread of an ALONGSIDE trial calls the model on: a timing input of the
-        configuration (other values, the same shapes), or, without one, the trial's values moved one
-        element along."""
-        if self.harness.pool:
-            return self.harness.pool[0]
-        return [x.reshape(-1).roll(1).view(x.shape) if isinstance(x, torch.Tensor) and x.numel() > 1 else x
-                for x in inputs]  # fmt: skip
+    def _companion_inputs(self, inputs: list) -> list[list]:
+        """What the other thread of an ALONGSIDE trial calls the model on in turn, between its calls on the
+        inputs the main thread is on (_trial): the group's other trials
+        (other layouts and values, the same shapes) and, every other call, the task's own inputs of
+        earlier configurations (other shapes: a plan cached on the module for the last shape seen, used by
+        a call of another shape that was planned meanwhile, passed with the other thread on this shape
+        alone, a review, 2026-11-28); without other trials, a timing input of the configuration, or the
+        trial's values moved one element along. (Not the timing inputs besides: at the task's full size
+        they made an interpreted kernel's trial several times longer.)"""
+        chosen = [t for t in self.harness.trials if t is not inputs] or self.harness.pool[:1]
+        if not chosen:
+            chosen = [[x.reshape(-1).roll(1).view(x.shape) if isinstance(x, torch.Tensor) and x.numel() > 1 else x
+                       for x in inputs]]  # fmt: skip
+        if self.earlier_shapes:
+            chosen = [s for pair in zip(chosen, itertools.cycle(self.earlier_shapes)) for s in pair]
+        return chosen
+
+    def _keep_shape(self, trials: list) -> None:
+        """The configuration's first trial (the task's own inputs), kept for later configurations'
+        ALONGSIDE trials (earlier_shapes): the last EARLIER_SHAPES of them, EARLIER_BYTES at most."""
+        if self.shape_kept or not trials:
+            return
+        self.shape_kept = True
+        first = trials[0]
+        size = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
+        if self.earlier_bytes + size > EARLIER_BYTES:
+            return
+        self.earlier_shapes = (self.earlier_shapes + [[x.clone() if isinstance(x, torch.Tensor) else x
+                                                       for x in first]])[-EARLIER_SHAPES:]  # fmt: skip
+        self.earlier_bytes = sum(x.numel() * x.element_size() for s in self.earlier_shapes for x in s
+                                 if isinstance(x, torch.Tensor))  # fmt: skip
 
     def cmd_reload(self, msg: dict) -> dict:
         """The reference's moved parameters put into ModelNew (weights.py), through its load_state_dict
@@ -337,3 +400,26 @@ def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.numel() == 0 or b.numel() == 0:
         return False
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+# Earlier configurations' inputs kept for ALONGSIDE trials' other thread (CandidateRunner._keep_shape).
+EARLIER_SHAPES = 3
+EARLIER_BYTES = 64 << 20
+
+
+def _same_init(a: list, b: list) -> bool:
+    """Whether two configurations' init inputs are the same (so a model of one takes the other's inputs)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
+                    and x.dtype == y.dtype and torch.equal(x, y)):  # fmt: skip
+                return False
+        else:
+            try:
+                if type(x) is not type(y) or not bool(x == y):
+                    return False
+            except Exception:  # noqa: BLE001 - a container of tensors: not known to be the same
+                return False
+    return True

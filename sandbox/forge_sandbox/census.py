@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import threading
 import time
 
@@ -160,7 +161,41 @@ def _install_interpreted_triton(interpreter, counter: LaunchCounter) -> None:
         return result
 
     interpreter.InterpretedFunction.run = counted
+    _programs_out_of_order(interpreter)
     front_end.seal()  # with the wrapper above in place, before the candidate is imported
+
+
+def _programs_out_of_order(interpreter) -> None:
+    """The interpreter runs a launch's programs one after another in the order of their ids, so a kernel
+    that reads what a program of a lower id wrote, with nothing to make it wait (a scan chained across
+    programs), is right there and wrong on a GPU, where programs run at once and in any order (a review,
+    2026-11-28: such a cumsum passed). Here the k-th program run is the one numbered k * stride + N / 2
+    modulo N, for N programs and a stride prime to N near 0.618 N: every program once, neighbours far
+    apart, the same order each time. A kernel that orders its programs itself (a ticket drawn with an
+    atomic add) is right in any order."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    set_dim, set_idx = getattr(builder, "set_grid_dim", None), getattr(builder, "set_grid_idx", None)
+    if set_dim is None or set_idx is None:
+        return
+    grid: list = [1, 1, 1, 1, 0]  # the launch's x, y, z sizes, its program count and the stride
+
+    def out_of_order_dim(x, y, z):
+        n = x * y * z
+        stride = max(1, int(n * 0.618))
+        while math.gcd(stride, n) != 1:
+            stride -= 1
+        grid[:] = [x, y, z, n, stride]
+        return set_dim(x, y, z)
+
+    def out_of_order_idx(x, y, z):
+        gx, gy, gz, n, stride = grid
+        if n <= 1 or not (0 <= x < gx and 0 <= y < gy and 0 <= z < gz):
+            return set_idx(x, y, z)
+        k = ((x * gy + y) * gz + z) * stride % n
+        k = (k + n // 2) % n
+        return set_idx(k // (gy * gz), k // gz % gy, k % gz)
+
+    builder.set_grid_dim, builder.set_grid_idx = out_of_order_dim, out_of_order_idx
 
 
 def _no_mode_of_its_own() -> None:

@@ -470,19 +470,24 @@ class _Pipeline:
             # Each trial is called twice (candidate_runner.cmd_forward): as a user calls it, then under
             # the operator census, a dispatch mode that a kernel can see (one right only under it passed,
             # 2026-11-27). Both outputs are compared; the census's operators are judged.
-            # An ALONGSIDE trial's plain calls are many, made while another thread calls the model; the
-            # least and greatest of each element over them follow the censused outputs (cmd_forward).
-            alongside = [j for j, i in enumerate(kept) if plan[i] == variants.ALONGSIDE]
-            limit = outputs_limit(expected + expected + [expected[j] for j in alongside for _ in range(2)])
+            # An ENVELOPED trial's plain calls are many (at several thread counts, or made while another
+            # thread calls the model, on each of its partners' inputs in turn); the least and greatest of
+            # each element over them, per partner, follow the censused outputs (cmd_forward).
+            group = [plan[i] for i in kept]
+            enveloped = {j: variants.alongside_partners(group, j) if plan[i] == variants.ALONGSIDE else [j]
+                         for j, i in enumerate(kept) if plan[i] in variants.ENVELOPED}  # fmt: skip
+            partners = [p for j in enveloped for p in enveloped[j]]
+            limit = outputs_limit(expected + expected + [expected[p] for p in partners for _ in range(2)])
             message = {"op": "forward", "verify_inputs": forward["verify_inputs"],
                        "kept": [i - start for i in kept], "variants": [plan[i] for i in kept],
                        "split": config == 0 and start == 0}  # fmt: skip
             reply, actual = self._ask_verify(message, limit, trials=list, censused_trials=list)
             trials, censused_trials = reply["trials"], reply["censused_trials"]
             n = len(expected)
-            if len(actual) != 2 * n + 2 * len(alongside) or len(trials) != n or len(censused_trials) != n:
+            if len(actual) != 2 * n + 2 * len(partners) or len(trials) != n or len(censused_trials) != n:
                 raise Malformed("verify", "the wrong number of outputs")
-            bounds = dict(zip(alongside, zip(actual[2 * n :: 2], actual[2 * n + 1 :: 2])))
+            pairs = iter(zip(actual[2 * n :: 2], actual[2 * n + 1 :: 2]))
+            bounds = {j: [(p, *next(pairs)) for p in enveloped[j]] for j in enveloped}
             calls = zip(kept, expected, spreads, actual[:n], trials, actual[n:], censused_trials)
             for j, (i, want, spread, got, trial, censused_output, censused_trial) in enumerate(calls):
                 checked += 1
@@ -491,8 +496,13 @@ class _Pipeline:
                     where += f" ({variants.describe(plan[i])})"
                 self._check_trial(trial, where)
                 self._compare_trial(want, got, spread, trial, where, record)
-                if j in bounds:
-                    self._compare_alongside(want, bounds[j], spread, trial, where, record)
+                for p, low, high in bounds.get(j, []):
+                    on = (
+                        ""
+                        if p == j
+                        else f", on the inputs of trial {checked - j + p} ({variants.describe(plan[kept[p]])})"
+                    )
+                    self._compare_envelope(expected[p], (low, high), spreads[p], trial, where + on, record, plan[i])
                 if variants.grad_enabled(plan[i]) and type(got) is torch.Tensor and got.is_floating_point():
                     record["carries_gradient"] = (
                         record.get("carries_gradient", True) and trial.get("requires_grad") is True
@@ -524,22 +534,36 @@ class _Pipeline:
                 reason += _REUSED
             raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
 
-    def _compare_alongside(self, want, bounds: tuple, spread, trial: dict, where: str, record: dict) -> None:
-        """An ALONGSIDE trial's calls, all of them: the least and the greatest value of each element over
-        them (variants.envelope) within the tolerance of the reference's, as its first output is."""
-        said = trial.get("alongside")
-        if not isinstance(said, dict) or not all(type(said.get(k)) is int for k in ("calls", "companion_calls")):
-            raise Malformed("verify", "a malformed report of the calls made alongside another thread's")
-        calls, companion = said["calls"], said["companion_calls"]
-        record["alongside_calls"] = max(record.get("alongside_calls", 0), calls)
+    def _compare_envelope(self, want, bounds: tuple, spread, trial: dict, where: str, record: dict,
+                          variant: str) -> None:  # fmt: skip
+        """An ENVELOPED trial's calls, all of them: the least and the greatest value of each element over
+        them (variants.Envelope) within the tolerance of the reference's, as its first output is."""
+        said, counts = trial.get("alongside"), trial.get("thread_counts")
+        if (
+            variant == variants.ALONGSIDE
+            and isinstance(said, dict)
+            and all(type(said.get(k)) is int for k in ("calls", "companion_calls"))
+        ):
+            calls = said["calls"]
+            record["alongside_calls"] = max(record.get("alongside_calls", 0), calls)
+            over = f"its {calls} calls (the other thread finished {said['companion_calls']} meanwhile)"
+        elif (
+            variant == variants.OTHER_THREADS
+            and isinstance(counts, list)
+            and counts
+            and all(type(k) is int for k in counts)
+        ):
+            calls = len(counts)
+            over = f"its calls at {', '.join(map(str, counts))} threads"
+        else:
+            raise Malformed("verify", "a malformed report of a trial's repeated calls")
         low, high = bounds
         if type(low) is not torch.Tensor or type(high) is not torch.Tensor:
             reason = f"its {calls} calls returned outputs of different types, shapes or dtypes"
             raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
         for bound, name in ((low, "least"), (high, "greatest")):
-            over = (f"{where}: the {name} value of each element over its {calls} calls (the other thread "
-                    f"finished {companion} meanwhile)")  # fmt: skip
-            self._compare_trial(want, bound, spread, trial, over, record)
+            self._compare_trial(want, bound, spread, trial, f"{where}: the {name} value of each element over {over}",
+                                record)  # fmt: skip
 
     # How new weights reach ModelNew in each step (weights.py): the record's key and what the verdict says.
     WEIGHT_STEPS = (

@@ -44,11 +44,12 @@ enabled (trial_plan):
   served, and a kernel that checked the mode could be right in one of them only;
   once on the task's own inputs under ``torch.inference_mode`` (``inference_mode``:
   how a model is often served, a mode of its own that a kernel can check too);
-  and once on the task's own inputs with torch's CPU threads set to another
-  count (``other_threads``: MANY_THREADS, or one more than the runner's), as on
-  another machine: a kernel that splits its work by the thread count and is
-  right only at forge's (a tree of per-thread partial sums that assumes a power
-  of two, a remainder of rows dropped) is wrong on most machines but this one;
+  and on the task's own inputs with torch's CPU threads set to other counts,
+  once at each (``other_threads``: THREAD_COUNTS, a many-core machine's and a
+  laptop's), as on another machine: a kernel that splits its work by the thread
+  count and is right only at forge's (a tree of per-thread partial sums that
+  assumes a power of two, a remainder of rows dropped) is wrong on most machines
+  but this one;
   once from a thread other than the main one (``another_thread``, a serving
   worker's); and again and again on the task's own inputs while another thread
   calls the same model on other inputs (``alongside_other_calls``,
@@ -80,6 +81,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import sys
 import threading
 import time
 import warnings
@@ -100,12 +103,20 @@ ALONGSIDE = "alongside_other_calls"
 # Trials of the task's own inputs made under a condition of their own (call_under; ALONGSIDE's plain call,
 # calls_alongside).
 CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE)
-# An ALONGSIDE trial's calls: made for ALONGSIDE_SECONDS (ALONGSIDE_CALLS of them at most, one at least),
+# Trials whose plain call is many calls, compared through the least and greatest value of each element over
+# them (Envelope): at several thread counts (calls_at_thread_counts), alongside another thread's calls.
+ENVELOPED = (OTHER_THREADS, ALONGSIDE)
+# An ALONGSIDE trial's calls: made for ALONGSIDE_SECONDS (ALONGSIDE_CALLS of them at most, one per partner at least),
 # each a chance for two calls' work to overlap. Calls overlap only where both threads are outside Python's
 # lock at once: a C++ loop that dropped it and shared one static row went wrong in about 1 call in 200,
 # 2026-11-28, so a time, not a count, bounds them.
 ALONGSIDE_CALLS = 100_000
 ALONGSIDE_SECONDS = 0.25
+# Python's threads take turns with its lock every 5 ms by default, so a race between two calls' Python (a
+# plan cached on the module, read back by a call of another shape after the other thread's call changed
+# it) showed in about 1 call in 500 and passed a quarter of a second's trial; an ALONGSIDE trial's threads
+# take turns this often instead (a review, 2026-11-28).
+ALONGSIDE_SWITCH_S = 20e-6
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -129,6 +140,15 @@ DESCRIPTIONS = {
 }
 _WITH_AUTOGRAD = "+" + AUTOGRAD_ON
 _perf_counter = time.perf_counter  # bound before a candidate is imported, as timing.py does
+_sleep = time.sleep
+# Where Python's own code, the installed packages' and forge's lie (forge_sandbox's folder; this file alone
+# where an exported module carries it, beside the candidate's): an ALONGSIDE trial's threads take turns at
+# every line of any other code (the candidate's), _yielding.
+_ROOTS = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+_TRUSTED_CODE = tuple(os.path.join(path, "") for root in _ROOTS for path in {root, os.path.realpath(root)}) + (
+    os.path.join(os.path.dirname(__file__), "") if __package__ == "forge_sandbox" else __file__,
+    "<frozen ",
+)
 MASKED_SHARE = 8  # one element in eight, besides the first of every other row
 ZEROS_SHARE = 4  # one element in four
 
@@ -150,15 +170,19 @@ def grad_enabled(variant: str) -> bool:
     return variant == AUTOGRAD_ON or variant.endswith(_WITH_AUTOGRAD)
 
 
-# The thread count of an ``other_threads`` trial: a many-core machine's, more than most shapes have rows
-# (a softmax that split each row across the threads where a batch had fewer rows than threads, and merged
-# the pieces wrongly, passed at 3, 2026-11-27), and prime: no power of two, no even split.
+# The thread counts of an ``other_threads`` trial's plain calls (one call at each but the runner's own): a
+# many-core machine's, more than most shapes have rows (a softmax that split each row across the threads
+# where a batch had fewer rows than threads, and merged the pieces wrongly, passed at 3, 2026-11-27), and
+# prime: no power of two, no even split; and the few of a laptop or a small server (a split of the rows
+# into equal chunks that dropped the remainder was wrong at 2, 4 and 8 threads and passed at 67 alone, a
+# review, 2026-11-28). The censused call is made at the first of other_thread_counts.
 MANY_THREADS = 67
+THREAD_COUNTS = (MANY_THREADS, 2, 3, 4, 8)
 
 
-def other_thread_count(threads: int) -> int:
-    """The CPU thread count of an ``other_threads`` trial, for a runner that has ``threads``."""
-    return max(MANY_THREADS, threads + 1)
+def other_thread_counts(threads: int) -> list[int]:
+    """The CPU thread counts of an ``other_threads`` trial's calls, for a runner that has ``threads``."""
+    return [max(MANY_THREADS, threads + 1)] + [n for n in THREAD_COUNTS[1:] if n != threads]
 
 
 def as_called(inputs: list, variant: str) -> list:
@@ -171,7 +195,7 @@ def as_called(inputs: list, variant: str) -> list:
             for x in inputs]  # fmt: skip
 
 
-def call_under(variant: str, call):
+def call_under(variant: str, call, threads: int | None = None):
     """``call()`` as a trial of ``variant`` is made: with autograd enabled or not (grad_enabled), under
     call_condition, and in a thread started for it in an ``another_thread`` trial (a serving worker's:
     forge's other calls come from the process's main thread, and a kernel right only there passed,
@@ -180,7 +204,7 @@ def call_under(variant: str, call):
     reference's, and the candidate's under the operator census)."""
 
     def made() -> object:
-        with torch.set_grad_enabled(grad_enabled(variant)), call_condition(variant):
+        with torch.set_grad_enabled(grad_enabled(variant)), call_condition(variant, threads):
             return call()
 
     if variant != ANOTHER_THREAD:
@@ -201,8 +225,25 @@ def call_under(variant: str, call):
     return outcome["value"]
 
 
-def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds: float = ALONGSIDE_SECONDS) -> tuple:
-    """``call()`` made again and again (for ``seconds``, ``calls`` times at most, once at least), each
+def _yield_at_each_line(frame, event, arg):
+    if event == "line":
+        _sleep(0)  # lets the other thread take Python's lock here
+    return _yield_at_each_line
+
+
+def _yielding(frame, event, arg):
+    """The trace function of an ALONGSIDE trial's threads: at each line of code outside _TRUSTED_CODE,
+    the thread offers Python's lock to the other. Two calls' Python then interleaves line by line: a plan
+    cached on the module for the last shape seen, read back by a call of another shape after the other
+    thread's call had changed it, went wrong in about 1 call in 300 with threads taking turns every 5 ms
+    or every 20 us (a quarter of a second's trial passed it), and at once with turns at every line (a
+    review, 2026-11-28)."""
+    return None if frame.f_code.co_filename.startswith(_TRUSTED_CODE) else _yield_at_each_line
+
+
+def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds: float = ALONGSIDE_SECONDS,
+                    least: int = 1) -> tuple:  # fmt: skip
+    """``call()`` made again and again (for ``seconds``, ``calls`` times at most, ``least`` at least), each
     output handed to ``seen`` as it returns, while another thread makes ``companion()`` (the same model on
     other inputs, without autograd) over and over, from before the first of them until after the last: an
     ALONGSIDE trial's plain call. Returns how many calls each thread finished (this one's, the other's).
@@ -211,6 +252,7 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
     companion_state: dict = {"calls": 0}
 
     def worker() -> None:
+        sys.settrace(_yielding)
         try:
             with torch.no_grad():
                 while not done.is_set():
@@ -220,25 +262,48 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             companion_state["error"] = exc
         finally:
+            sys.settrace(None)
             going.set()
 
+    switch, tracing = sys.getswitchinterval(), sys.gettrace()
+    sys.setswitchinterval(ALONGSIDE_SWITCH_S)
     thread = threading.Thread(target=worker, name="alongside", daemon=True)
     thread.start()
     going.wait()
     made = 0
+    sys.settrace(_yielding)
     try:
         deadline = _perf_counter() + seconds
         while "error" not in companion_state:
             seen(call())
             made += 1
-            if made >= calls or _perf_counter() >= deadline:
+            if made >= calls or (_perf_counter() >= deadline and made >= least):
                 break
     finally:
+        sys.settrace(tracing)
         done.set()
         thread.join()
+        sys.setswitchinterval(switch)
     if "error" in companion_state:
         raise companion_state["error"]
     return made, companion_state["calls"]
+
+
+def alongside_partners(group: list[str], at: int) -> list[int]:
+    """The trials of a group (their variants, ``group``) whose inputs the ALONGSIDE trial at ``at`` calls
+    the model on in turn: its own (the task's) and each layout's, so that a path of the kernel's taken
+    only on one layout runs in both threads at once too (a staging buffer shared by calls, used only for
+    non-contiguous inputs, passed, a review, 2026-11-28). Each has an envelope of its own."""
+    return [at] + [k for k, variant in enumerate(group) if variant in LAYOUTS]
+
+
+def calls_at_thread_counts(call, seen) -> list[int]:
+    """``call()`` once at each of other_thread_counts (an ``other_threads`` trial's plain calls), each
+    output handed to ``seen``; returns the counts."""
+    counts = other_thread_counts(torch.get_num_threads())
+    for threads in counts:
+        seen(call_under(OTHER_THREADS, call, threads))
+    return counts
 
 
 class Envelope:
@@ -285,10 +350,11 @@ class Envelope:
 
 
 @contextlib.contextmanager
-def call_condition(variant: str):
+def call_condition(variant: str, threads: int | None = None):
     """What a trial's call is made under besides autograd's mode (grad_enabled): ``torch.inference_mode``
-    in an ``inference_mode`` trial; torch's CPU threads set to other_thread_count of its own in an
-    ``other_threads`` trial (put back after the call); nothing else in any other."""
+    in an ``inference_mode`` trial; torch's CPU threads set to ``threads`` (by default the first of
+    other_thread_counts) in an ``other_threads`` trial (put back after the call); nothing else in any
+    other."""
     if variant == INFERENCE_MODE:
         with torch.inference_mode():
             yield
@@ -296,12 +362,12 @@ def call_condition(variant: str):
     if variant != OTHER_THREADS:
         yield
         return
-    threads = torch.get_num_threads()
-    torch.set_num_threads(other_thread_count(threads))
+    own = torch.get_num_threads()
+    torch.set_num_threads(threads or other_thread_counts(own)[0])
     try:
         yield
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(own)
 
 
 @contextlib.contextmanager
@@ -339,7 +405,7 @@ def describe(variant: str) -> str:
     if variant == INFERENCE_MODE:
         return "the task's own inputs, called under torch.inference_mode() (as a model is often served)"
     if variant == OTHER_THREADS:
-        return "the task's own inputs, called with torch's CPU threads set to another count (as on another machine)"
+        return "the task's own inputs, called with torch's CPU threads set to other counts (as on other machines)"
     if variant == ANOTHER_THREAD:
         return "the task's own inputs, called from a thread other than the process's main one (as a serving worker)"
     if variant == ALONGSIDE:
