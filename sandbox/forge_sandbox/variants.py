@@ -51,11 +51,12 @@ enabled (trial_plan):
   assumes a power of two, a remainder of rows dropped) is wrong on most machines
   but this one;
   once from a thread other than the main one (``another_thread``, a serving
-  worker's); and again and again on the task's own inputs while another thread
-  calls the same model on other inputs (``alongside_other_calls``,
-  calls_alongside), as a server's workers share one model: a kernel that keeps
-  scratch state for every call (a static accumulator row, a buffer cached on the
-  module) and lets two calls run at once passed, 2026-11-27.
+  worker's); and again and again on the task's own inputs and each layout's
+  (alongside_partners) while another thread calls the same model on the same and
+  other inputs and shapes (``alongside_other_calls``, calls_alongside), as a
+  server's workers share one model: a kernel that keeps scratch state for every
+  call (a static accumulator row, a buffer cached on the module, a plan for the
+  last shape seen) and lets two calls run at once passed, 2026-11-27 and -28.
 
 A kernel that copies its input only where the last dimension is not
 contiguous sees rows one after another in ``transposed`` and ``strided``; it
