@@ -435,9 +435,9 @@ def test_verification_in_groups_of_two_catches_what_one_group_did(monkeypatch):
         assert RUNTIME_ONLY[name] in " ".join(verdict.reasons), (name, verdict.reasons)
     # A ring of buffers longer than a group: the configuration's outputs stay held and are read again
     # at its end (review of the grouping: it passed while only a group's results were held).
+    # (The trial at several thread counts, five calls in a row, may find it first.)
     verdict = cpu_eval("cheat_output_ring_longer_than_a_group")
     assert verdict.status == "incorrect", verdict.reasons
-    assert "its output changed after it was returned" in verdict.reasons[0], verdict.reasons
     assert "finds the first overwritten" in verdict.reasons[0], verdict.reasons
 
 

@@ -77,7 +77,6 @@ class CandidateRunner:
         # as now (same_init): what an ALONGSIDE trial's other thread calls the model on besides this
         # configuration's, so that two calls of other shapes run at once (_companion_inputs).
         self.earlier_shapes: list[list] = []
-        self.earlier_bytes = 0
         self.init_inputs: list | None = None
         self.shape_kept = False
 
@@ -109,7 +108,7 @@ class CandidateRunner:
         self.clean, self.per_call_s = True, 0.0
         init_inputs = protocol.load_tensors(msg["init_inputs"])
         if self.init_inputs is not None and not _same_init(self.init_inputs, init_inputs):
-            self.earlier_shapes, self.earlier_bytes = [], 0  # a model of other sizes: not its inputs
+            self.earlier_shapes = []  # a model of other sizes: not its inputs
         self.init_inputs, self.shape_kept = init_inputs, False
         self.harness.load_pool(protocol.load_tensors(msg["pool_inputs"]))
         self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
@@ -287,18 +286,18 @@ class CandidateRunner:
 
     def _keep_shape(self, trials: list) -> None:
         """The configuration's first trial (the task's own inputs), kept for later configurations'
-        ALONGSIDE trials (earlier_shapes): the last EARLIER_SHAPES of them, EARLIER_BYTES at most."""
+        ALONGSIDE trials (earlier_shapes): the last EARLIER_SHAPES of them, as many of the latest as hold
+        EARLIER_BYTES at most."""
         if self.shape_kept or not trials:
             return
         self.shape_kept = True
-        first = trials[0]
-        size = sum(x.numel() * x.element_size() for x in first if isinstance(x, torch.Tensor))
-        if self.earlier_bytes + size > EARLIER_BYTES:
+        if _bytes_of(trials[0]) > EARLIER_BYTES:
             return
-        self.earlier_shapes = (self.earlier_shapes + [[x.clone() if isinstance(x, torch.Tensor) else x
-                                                       for x in first]])[-EARLIER_SHAPES:]  # fmt: skip
-        self.earlier_bytes = sum(x.numel() * x.element_size() for s in self.earlier_shapes for x in s
-                                 if isinstance(x, torch.Tensor))  # fmt: skip
+        kept = self.earlier_shapes + [[x.clone() if isinstance(x, torch.Tensor) else x for x in trials[0]]]
+        kept = kept[-EARLIER_SHAPES:]
+        while kept and sum(_bytes_of(s) for s in kept) > EARLIER_BYTES:
+            kept.pop(0)
+        self.earlier_shapes = kept
 
     def cmd_reload(self, msg: dict) -> dict:
         """The reference's moved parameters put into ModelNew (weights.py), through its load_state_dict
@@ -405,6 +404,10 @@ def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 # Earlier configurations' inputs kept for ALONGSIDE trials' other thread (CandidateRunner._keep_shape).
 EARLIER_SHAPES = 3
 EARLIER_BYTES = 64 << 20
+
+
+def _bytes_of(inputs: list) -> int:
+    return sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
 
 
 def _same_init(a: list, b: list) -> bool:

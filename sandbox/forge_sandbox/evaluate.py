@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -525,8 +526,9 @@ class _Pipeline:
             start = next_start
         return first
 
-    def _compare_trial(self, want, got, spread, trial: dict, where: str, record: dict) -> None:
-        ok, reason, stats = compare.compare_outputs(want, got, self.tolerance, spread)
+    def _compare_trial(self, want, got, spread, trial: dict, where: str, record: dict,
+                       tolerance: dict | None = None) -> None:  # fmt: skip
+        ok, reason, stats = compare.compare_outputs(want, got, tolerance or self.tolerance, spread)
         for key, value in stats.items():
             record[key] = max(record.get(key, 0), value)
         if not ok:
@@ -538,7 +540,7 @@ class _Pipeline:
                           variant: str) -> None:  # fmt: skip
         """An ENVELOPED trial's calls, all of them: the least and the greatest value of each element over
         them (variants.Envelope) within the tolerance of the reference's, as its first output is."""
-        said, counts = trial.get("alongside"), trial.get("thread_counts")
+        said, counts, tolerance = trial.get("alongside"), trial.get("thread_counts"), None
         if (
             variant == variants.ALONGSIDE
             and isinstance(said, dict)
@@ -555,6 +557,12 @@ class _Pipeline:
         ):
             calls = len(counts)
             over = f"its calls at {', '.join(map(str, counts))} threads"
+            # Each count may sum in another order: each element's extreme over k honest outputs, each within
+            # the relative error norm, is within sqrt(k) times it (element-wise, every output is held to
+            # the tolerance itself; the first output, to all of it).
+            if want.is_floating_point():
+                norm = compare.Tolerance.for_output(want.dtype, self.tolerance).rel_norm * math.sqrt(calls)
+                tolerance = {**(self.tolerance or {}), "rel_norm": norm}
         else:
             raise Malformed("verify", "a malformed report of a trial's repeated calls")
         low, high = bounds
@@ -563,7 +571,7 @@ class _Pipeline:
             raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
         for bound, name in ((low, "least"), (high, "greatest")):
             self._compare_trial(want, bound, spread, trial, f"{where}: the {name} value of each element over {over}",
-                                record)  # fmt: skip
+                                record, tolerance)  # fmt: skip
 
     # How new weights reach ModelNew in each step (weights.py): the record's key and what the verdict says.
     WEIGHT_STEPS = (

@@ -113,11 +113,6 @@ ENVELOPED = (OTHER_THREADS, ALONGSIDE)
 # 2026-11-28, so a time, not a count, bounds them.
 ALONGSIDE_CALLS = 100_000
 ALONGSIDE_SECONDS = 0.25
-# Python's threads take turns with its lock every 5 ms by default, so a race between two calls' Python (a
-# plan cached on the module, read back by a call of another shape after the other thread's call changed
-# it) showed in about 1 call in 500 and passed a quarter of a second's trial; an ALONGSIDE trial's threads
-# take turns this often instead (a review, 2026-11-28).
-ALONGSIDE_SWITCH_S = 20e-6
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -237,8 +232,9 @@ def _yielding(frame, event, arg):
     the thread offers Python's lock to the other. Two calls' Python then interleaves line by line: a plan
     cached on the module for the last shape seen, read back by a call of another shape after the other
     thread's call had changed it, went wrong in about 1 call in 300 with threads taking turns every 5 ms
-    or every 20 us (a quarter of a second's trial passed it), and at once with turns at every line (a
-    review, 2026-11-28)."""
+    (Python's default) or every 20 us (a quarter of a second's trial passed it), and at once with turns at
+    every line (a review, 2026-11-28). Only the candidate's lines: a shorter switch interval for all code
+    would also break Triton's autotuner, whose state is not safe across threads."""
     return None if frame.f_code.co_filename.startswith(_TRUSTED_CODE) else _yield_at_each_line
 
 
@@ -266,8 +262,7 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
             sys.settrace(None)
             going.set()
 
-    switch, tracing = sys.getswitchinterval(), sys.gettrace()
-    sys.setswitchinterval(ALONGSIDE_SWITCH_S)
+    tracing = sys.gettrace()
     thread = threading.Thread(target=worker, name="alongside", daemon=True)
     thread.start()
     going.wait()
@@ -284,7 +279,6 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
         sys.settrace(tracing)
         done.set()
         thread.join()
-        sys.setswitchinterval(switch)
     if "error" in companion_state:
         raise companion_state["error"]
     return made, companion_state["calls"]
