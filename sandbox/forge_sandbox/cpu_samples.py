@@ -53,7 +53,11 @@ RING_PAGES = 64  # per CPU and runner: 8192 samples, some 40 calls' worth; drain
 # and, while a block runs, by a host thread whenever a ring is a quarter full (Profiles.begin): a call long
 # beside the period (an interpreted Triton kernel 40 times the reference's, whose period PROBE_TRUST caps)
 # filled a ring within the call, and its lost samples rejected an honest kernel (2026-11-28).
-DRAIN_CHECK_S = 0.02
+# Seldom: each time the drainer wakes it takes Python's lock from the host's thread, which may be waiting
+# for a call to end (checked every 20 ms, an honest C++ softmax's benchmark stage took 14 s, not 8.5 s;
+# every 100 ms, 7 s). A ring a quarter full holds some 2000 samples: 0.2 s of a CPU's time at the shortest
+# period, so a check every 100 ms drains it long before it is full.
+DRAIN_CHECK_S = 0.1
 DRAIN_AT_FILL = 0.25
 # Mappings kept per runner (some 150 bytes each): PyTorch maps and unmaps each large tensor it allocates, a
 # few per call; a runner that maps more while timed is not followed further (Sampler.mapped_beyond).

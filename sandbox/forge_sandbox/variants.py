@@ -221,7 +221,15 @@ def call_under(variant: str, call, threads: int | None = None):
     return outcome["value"]
 
 
+# Until when (perf_counter) an ALONGSIDE trial's threads take turns at each line: its time, no longer (a
+# candidate whose Python runs many lines per call ran past the stage's time limit with turns at every line
+# of all its calls).
+_TURNS_UNTIL = [0.0]
+
+
 def _yield_at_each_line(frame, event, arg):
+    if _perf_counter() > _TURNS_UNTIL[0]:
+        return None
     if event == "line":
         _sleep(0)  # lets the other thread take Python's lock here
     return _yield_at_each_line
@@ -235,7 +243,9 @@ def _yielding(frame, event, arg):
     (Python's default) or every 20 us (a quarter of a second's trial passed it), and at once with turns at
     every line (a review, 2026-11-28). Only the candidate's lines: a shorter switch interval for all code
     would also break Triton's autotuner, whose state is not safe across threads."""
-    return None if frame.f_code.co_filename.startswith(_TRUSTED_CODE) else _yield_at_each_line
+    if _perf_counter() > _TURNS_UNTIL[0] or frame.f_code.co_filename.startswith(_TRUSTED_CODE):
+        return None
+    return _yield_at_each_line
 
 
 def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds: float = ALONGSIDE_SECONDS,
@@ -263,6 +273,7 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
             going.set()
 
     tracing = sys.gettrace()
+    _TURNS_UNTIL[0] = _perf_counter() + seconds
     thread = threading.Thread(target=worker, name="alongside", daemon=True)
     thread.start()
     going.wait()
