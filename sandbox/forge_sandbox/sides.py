@@ -18,7 +18,7 @@ import re
 import signal
 from dataclasses import dataclass
 
-from forge_sandbox import cpu_samples, host, hosted_calls, isolation, protocol, runner_cgroups
+from forge_sandbox import cpu_samples, host, hosted_calls, isolation, precompiled_header, protocol, runner_cgroups
 from forge_sandbox.host import ResourceWatch, RunnerFailure, RunnerProcess, default_memory_limit
 from forge_sandbox.taskfile import TaskError
 from forge_sandbox.verdict import COMPILE_ERROR, CRASHED, INCORRECT, REJECTED, RUNTIME_ERROR, TIMEOUT, Stop
@@ -85,6 +85,8 @@ class Sides:
             f.write(candidate_source)
         key = hashlib.sha256(candidate_source.encode()).hexdigest()[:16]
         self.caches = isolation.cache_environment(key)  # its compilers' caches, one set per source
+        self.candidate_source = candidate_source
+        self.headers: str | None = None  # torch/extension.h precompiled (_start_candidate)
         # On the CPU the host stages each timed call's inputs and reads its output (hosted_calls).
         self.shared: dict[str, hosted_calls.SharedInputs] = {}
         self.readers: dict[str, hosted_calls.OutputReader] = {}
@@ -119,11 +121,16 @@ class Sides:
             prefix, self.no_isolation = isolation.isolation_prefix()
             if prefix:
                 readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
+                # Only inside its namespaces, where it cannot rewrite what later candidates compile in.
+                self.headers = self.headers or precompiled_header.folder(self.candidate_source)
+                readable += [self.headers] if self.headers else []
                 gpu = self.opt.device.startswith("cuda")  # a CPU task's candidate gets no GPU device nodes
                 layout = isolation.layout(own, readable, self.caches, gpu=gpu)
                 layout |= {piece: piece == "local_sockets" for piece in left_out}
                 args = ["--layout", json.dumps(layout)]
         env = {**self.caches, **self._thread_environment(), **self.opt.extra_env}
+        if prefix and self.headers:
+            env["CPATH"] = self.headers  # before the -isystem folders of torch's headers
         with self._shared_fd("candidate") as fd:
             runner = RunnerProcess("candidate", own, self.opt.device, env=env, prefix=prefix,
                                    extra_args=[*args, *self._thread_args()], shared_fd=fd,
