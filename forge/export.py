@@ -237,40 +237,41 @@ def _verify_shape(task, device, trials, variants, under_autograd):
         if not variants.applies(inputs, variant):
             continue
         inputs = variants.apply_layout(variants.transform_values(inputs, variant, trial + 1), variant)
-        with torch.no_grad():
-            try:
-                want = reference(*inputs)
-            except Exception:
+        with variants.model_state(variant, reference, candidate):  # eval mode, frozen weights: both alike
+            with torch.no_grad():
+                try:
+                    want = reference(*inputs)
+                except Exception:
+                    if variant == variants.STANDARD:
+                        raise
+                    continue  # the reference does not accept this variant: nor is the kernel held to it
                 if variant == variants.STANDARD:
-                    raise
-                continue  # the reference does not accept this variant: nor is the kernel held to it
-            if variant == variants.STANDARD:
-                standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
-            if not variants.acceptable(want, variant, standard_nonfinite):
-                continue
-        called = variants.as_called(inputs, variant)
-        if variant == variants.ALONGSIDE and _interpreted():
-            continue  # Triton's interpreter runs one kernel at a time: two threads' launches break it
-        if variant in variants.ENVELOPED:  # many calls: their least and greatest value of each element
-            envelope = variants.Envelope()
-            if variant == variants.ALONGSIDE:  # while another thread calls it on other inputs
-                torch.manual_seed(trial + 1001)
-                others = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
-                variants.calls_alongside(lambda: variants.call_under(variant, lambda: candidate(*called)),
-                                         lambda: candidate(*others), envelope.add)
-            else:  # once at each of several thread counts
-                variants.calls_at_thread_counts(lambda: candidate(*called), envelope.add)
-            bounds = envelope.bounds()
-            assert bounds is not None, f"outputs of different types or shapes ({{variants.describe(variant)}})"
-            for bound, name in zip(bounds, ("least", "greatest")):
-                _check(want, bound, declared, f"{{variants.describe(variant)}}: each element's {{name}} value")
-        else:
-            got = variants.call_under(variant, lambda: candidate(*called))
-            _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
-        with variants.fresh_memory_filled():  # an element the kernel never writes shows as NaN
-            got = variants.call_under(variant, lambda: candidate(*called))
-        where = variants.describe(variant) + ", with fresh memory filled"
-        _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, where)
+                    standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
+                if not variants.acceptable(want, variant, standard_nonfinite):
+                    continue
+            called = variants.as_called(inputs, variant)
+            if variant == variants.ALONGSIDE and _interpreted():
+                continue  # Triton's interpreter runs one kernel at a time: two threads' launches break it
+            if variant in variants.ENVELOPED:  # many calls: their least and greatest value of each element
+                envelope = variants.Envelope()
+                if variant == variants.ALONGSIDE:  # while another thread calls it on other inputs
+                    torch.manual_seed(trial + 1001)
+                    others = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
+                    variants.calls_alongside(lambda: variants.call_under(variant, lambda: candidate(*called)),
+                                             lambda: candidate(*others), envelope.add)
+                else:  # once at each of several thread counts
+                    variants.calls_at_thread_counts(lambda: candidate(*called), envelope.add)
+                bounds = envelope.bounds()
+                assert bounds is not None, f"outputs of different types or shapes ({{variants.describe(variant)}})"
+                for bound, name in zip(bounds, ("least", "greatest")):
+                    _check(want, bound, declared, f"{{variants.describe(variant)}}: each element's {{name}} value")
+            else:
+                got = variants.call_under(variant, lambda: candidate(*called))
+                _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, variants.describe(variant))
+            with variants.fresh_memory_filled():  # an element the kernel never writes shows as NaN
+                got = variants.call_under(variant, lambda: candidate(*called))
+            where = variants.describe(variant) + ", with fresh memory filled"
+            _check(want, got.detach() if isinstance(got, torch.Tensor) else got, declared, where)
     return reference, candidate
 
 

@@ -187,6 +187,17 @@ CHEATS = {
     "cheat_staging_shared_on_the_strided_path": {"incorrect"},
     "cheat_rows_split_dropping_the_remainder": {"incorrect"},
     "cheat_triton_programs_chained_in_order": {"incorrect"},
+    # ... and a review of 2026-11-28 (static check on): a coarse path taken in evaluation mode or with frozen
+    # weights (forge called models in training mode only); a blocked online softmax that gives NaN on left
+    # padding as long as a block; a square input transposed in place and back (wrong on model(x, x)); the
+    # runner's launch record read off the extension's wrapper (numpy's samples passed as the interpreter's);
+    # getattr bound to another name (frames and PyTorch's dispatch-mode stack)
+    "cheat_wrong_once_the_model_is_put_in_eval_mode": {"incorrect"},
+    "cheat_wrong_once_its_weights_are_frozen": {"incorrect"},
+    "cheat_online_softmax_nan_on_left_padded_rows": {"incorrect"},
+    "cheat_input_borrowed_as_scratch_and_put_back": {"incorrect"},
+    "cheat_interpreter_spans_forged_through_the_extension_wrapper": {"runtime_error"},
+    "cheat_census_hidden_through_an_aliased_getattr": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -302,6 +313,12 @@ TASK_OF = {
     "cheat_staging_shared_on_the_strided_path": REPO / "tasks" / "softmax_rows.py",
     "cheat_rows_split_dropping_the_remainder": REPO / "tasks" / "swiglu.py",
     "cheat_triton_programs_chained_in_order": REPO / "tasks" / "cumsum_rows.py",
+    "cheat_wrong_once_the_model_is_put_in_eval_mode": REPO / "tasks" / "layernorm.py",
+    "cheat_wrong_once_its_weights_are_frozen": REPO / "tasks" / "layernorm.py",
+    "cheat_online_softmax_nan_on_left_padded_rows": REPO / "tasks" / "softmax_rows.py",
+    "cheat_input_borrowed_as_scratch_and_put_back": REPO / "tasks" / "gemm_fp16.py",
+    "cheat_interpreter_spans_forged_through_the_extension_wrapper": REPO / "tasks" / "rmsnorm.py",
+    "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
@@ -394,6 +411,13 @@ RUNTIME_ONLY = {
     "cheat_layouts_undone_by_a_code_swap": OWN_CODE_REBOUND,
     "cheat_layouts_undone_on_the_harness_instance": OWN_CODE_REBOUND,
     "cheat_settings_check_silenced_through_the_runner": OWN_CODE_REBOUND,
+    # A review, 2026-11-28 (static check on; with it off alike)
+    "cheat_wrong_once_the_model_is_put_in_eval_mode": "both models in evaluation mode",
+    "cheat_wrong_once_its_weights_are_frozen": "both models' parameters frozen",
+    "cheat_online_softmax_nan_on_left_padded_rows": "(inputs with -inf where a mask would put it)",
+    "cheat_input_borrowed_as_scratch_and_put_back": "one tensor passed for every input of its shape and dtype",
+    # the runner's launch counter is in closures, no longer an attribute of the extension's wrapper
+    "cheat_interpreter_spans_forged_through_the_extension_wrapper": "has no attribute '_counter'",
 }
 
 
@@ -1316,6 +1340,9 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # and by getuid() from C++: the host reads the extension's imports as built, but those rules, like the
     # static check's, reject only with it on
     "cheat_right_only_as_the_overflow_uid_from_cpp": REPO / "tasks" / "activation_gelu.py",
+    # the timed calls told from the others by forge's frames on the stack (getattr by another name, which the
+    # static check now rejects), every other call served by PyTorch with the census's dispatch mode popped
+    "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
 }
 
 

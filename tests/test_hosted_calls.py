@@ -31,6 +31,22 @@ def test_staged_inputs_are_what_the_runner_maps():
         shared.close()
 
 
+def test_staged_inputs_look_like_any_other_tensor():
+    # A review, 2026-11-28: staged inputs were views of one flat tensor, each at the start of a page; a kernel
+    # took a fast path (wrong on large logits) for those alone. Now each is a tensor of its own, no view,
+    # starting where PyTorch's own 64-byte-aligned allocations may.
+    shared = hosted_calls.SharedInputs()
+    try:
+        template = [torch.randn(64, 100) for _ in range(8)]
+        _, sets = hosted_calls.map_inputs(shared.fd, shared.place(template))
+        staged = [x for pair in sets for x in pair]
+        assert all(x._base is None and not x._is_view() and x.is_contiguous() for x in staged)
+        assert all(x.data_ptr() % 64 == 0 for x in staged)
+        assert len({x.data_ptr() % 4096 for x in staged}) > 1  # 16 tensors each at a page's start: (1/64)^15
+    finally:
+        shared.close()
+
+
 def test_the_shared_memory_cannot_be_shrunk_under_the_hosts_mapping():
     # A candidate truncating the file the host has mapped would make the host's next write a SIGBUS.
     shared = hosted_calls.SharedInputs()

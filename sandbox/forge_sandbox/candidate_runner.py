@@ -198,7 +198,8 @@ class CandidateRunner:
 
     def _trial(self, inputs: list, variant: str = variants.STANDARD, census: bool = True,
                partners: list | None = None) -> tuple:  # fmt: skip
-        """One verification call, made as ``variant`` says (variants.call_under; an ALONGSIDE trial's plain
+        """One verification call, made as ``variant`` says (the model in its state, variants.model_state;
+        variants.call_under; an ALONGSIDE trial's plain
         call again and again, on each of ``partners`` (variants.alongside_partners: its own inputs first)
         in turn, while another thread calls the model, variants.calls_alongside; an OTHER_THREADS trial's
         once at each thread count, variants.calls_at_thread_counts): its output (None unless a plain tensor;
@@ -206,6 +207,10 @@ class CandidateRunner:
         ``census``, else None) and, of an ENVELOPED trial, the least and greatest value of each element
         over its calls (variants.Envelope), per partner of an ALONGSIDE trial, a flat list (None for
         outputs not all plain tensors of one shape and dtype); else None."""
+        with variants.model_state(variant, self.harness.model):
+            return self._trial_made(inputs, variant, census, partners)
+
+    def _trial_made(self, inputs: list, variant: str, census: bool, partners: list | None) -> tuple:
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         threads = threading.active_count()
         launches = self.counter.count

@@ -27,6 +27,7 @@ import fcntl
 import math
 import mmap
 import os
+import secrets
 
 import torch
 
@@ -36,6 +37,11 @@ from forge_sandbox import timing
 # sparse, so only the pages written cost memory, and those a candidate writes are charged to it.
 SHARED_BYTES = 1 << 40
 ALIGN = 4096
+# Each staged tensor starts a drawn number of SHIFT bytes into its pages, as PyTorch's own allocations
+# (64-byte aligned) do: one that always started a page showed every timed call's inputs for what they
+# were (a review, 2026-11-28: a kernel took a fast path, wrong past logits of 88, on page-aligned inputs
+# whose base was a 1-D view of the whole buffer, and a correct one on every input it was verified on).
+SHIFT = 64
 _MAX_ADDRESS = 1 << 63
 
 
@@ -83,9 +89,10 @@ class SharedInputs:
                     continue
                 stride = list(torch.empty_like(x, device="meta").stride())
                 nbytes = _extent(list(x.shape), stride, x.element_size())
-                entries.append({"offset": offset, "shape": list(x.shape), "stride": stride,
+                shift = SHIFT * secrets.randbelow(ALIGN // SHIFT)
+                entries.append({"offset": offset + shift, "shape": list(x.shape), "stride": stride,
                                 "dtype": str(x.dtype).removeprefix("torch."), "bytes": nbytes})  # fmt: skip
-                offset += -(-max(nbytes, 1) // ALIGN) * ALIGN
+                offset += -(-max(nbytes + shift, 1) // ALIGN) * ALIGN
             layout.append(entries)
         if offset > SHARED_BYTES:
             raise ValueError(f"the timed inputs take {offset} bytes, more than the {SHARED_BYTES} shared")
@@ -142,12 +149,12 @@ def _tensor_at(mapping: mmap.mmap, entry: dict) -> torch.Tensor:
     dtype = getattr(torch, entry["dtype"])
     size = dtype.itemsize
     count = max(entry["bytes"] // size, 0)
-    flat = (
-        torch.frombuffer(mapping, dtype=dtype, count=count, offset=entry["offset"])
-        if count
-        else torch.empty(0, dtype=dtype)
-    )
-    return flat.as_strided(entry["shape"], entry["stride"])
+    if not count:
+        return torch.empty(0, dtype=dtype).as_strided(entry["shape"], entry["stride"])
+    flat = torch.frombuffer(mapping, dtype=dtype, count=count, offset=entry["offset"])
+    # A tensor of its own over the memory, not a view of a flat one (whose _base would tell it from
+    # every other input a kernel gets)
+    return torch.empty(0, dtype=dtype).set_(flat.untyped_storage(), 0, entry["shape"], entry["stride"])
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:

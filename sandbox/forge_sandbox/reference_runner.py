@@ -179,19 +179,20 @@ class ReferenceRunner:
                 continue
             h.load_trials([inputs], [variant])
             standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs
-            try:
-                out, record = h.forward(h.model, h.trials[0], census=True)
-            except Exception as exc:
+            with variants.model_state(variant, h.model):
+                try:
+                    out, record = h.forward(h.model, h.trials[0], census=True)
+                except Exception as exc:
+                    if standard:
+                        raise
+                    dropped[str(i)] = f"the reference raised {type(exc).__name__}"
+                    continue
                 if standard:
-                    raise
-                dropped[str(i)] = f"the reference raised {type(exc).__name__}"
-                continue
-            if standard:
-                self.standard_nonfinite = max(self.standard_nonfinite, variants.nonfinite(out))
-            if not variants.acceptable(out, variant, self.standard_nonfinite):
-                dropped[str(i)] = "the reference's output is not finite"
-                continue
-            spread, share = self._rounding_spread(h.trials[0], out)
+                    self.standard_nonfinite = max(self.standard_nonfinite, variants.nonfinite(out))
+                if not variants.acceptable(out, variant, self.standard_nonfinite):
+                    dropped[str(i)] = "the reference's output is not finite"
+                    continue
+                spread, share = self._rounding_spread(h.trials[0], out)
             if share is not None and not standard:
                 dropped[str(i)] = f"the reference's output moves {share:.1%} when its inputs are rounded differently"
                 continue

@@ -82,6 +82,13 @@ _STARTED_WHY = (
 # A file's owner, group and device, however it was stat'ed (os.stat, pathlib, a DirEntry).
 _OWNER_ATTRIBUTES = frozenset({"st_uid", "st_gid", "st_dev", "st_rdev", "st_ino"})
 _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
+# Builtins that reach attributes or namespaces by a name given at run time: held to written-out names
+# where they are called (visit_Call), so called by their own names only. Bound to another name, passed or
+# stored, they are read nowhere (review of 2026-11-28: `_g = getattr` reached sys._getframe and PyTorch's
+# dispatch-mode stack through names built from pieces).
+_REFLECTIVE_BUILTINS = {"getattr", "setattr", "delattr", "hasattr", "vars", "globals", "locals", "eval", "exec",
+                        "compile", "__import__", "__builtins__"}  # fmt: skip
+_REFLECTIVE_OPERATORS = {"attrgetter", "methodcaller"}
 # PyTorch's compilers, dispatch hooks and profilers: they do PyTorch's work behind a token kernel, or
 # tell the candidate when forge's census of PyTorch operators is watching.
 _TORCH_MACHINERY = (
@@ -351,6 +358,10 @@ class _Visitor(ast.NodeVisitor):
             # a hook bound by assignment, in a class body or anywhere (a fresh review, 2026-11-27)
             how = "assigns" if isinstance(node.ctx, ast.Store) else "uses"
             self.flag(node, f"{how} {node.id}: intercepting torch calls is not allowed")
+        parent = self.parents.get(id(node))
+        if node.id in _REFLECTIVE_BUILTINS and not (isinstance(parent, ast.Call) and parent.func is node):
+            self.flag(node, f"uses {node.id} other than by calling it by its name (an alias, an argument, a value "
+                            "kept): what it reaches must be written out where it is called")  # fmt: skip
         if node.id == "__file__" and isinstance(node.ctx, ast.Load):
             self.flag(node, "reads __file__, where its source lies: no kernel's business (it must behave the same "
                             "wherever it is loaded from)")  # fmt: skip
@@ -460,10 +471,14 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"uses .{node.attr}: walking the interpreter's frames or a function's insides reaches the "
                             "evaluator's own code")  # fmt: skip
         name = self.resolved(node)
-        if node.attr in _SUBCLASS_HOOKS:
-            self.flag(node, f"uses .{node.attr}: intercepting torch calls is not allowed")
         parent = self.parents.get(id(node))
         called = isinstance(parent, ast.Call) and parent.func is node  # visit_Call says so
+        if (node.attr in _REFLECTIVE_OPERATORS or name.startswith("builtins.")
+                and node.attr in _REFLECTIVE_BUILTINS) and not called:  # fmt: skip
+            self.flag(node, f"uses {name} other than by calling it (an alias, an argument, a value kept): what it "
+                            "reaches must be written out where it is called")  # fmt: skip
+        if node.attr in _SUBCLASS_HOOKS:
+            self.flag(node, f"uses .{node.attr}: intercepting torch calls is not allowed")
         if _torch_machinery(name) and not isinstance(parent, ast.Attribute) and not called:
             # a base class or a value as well as a call (a fresh review, 2026-11-27: a TorchFunctionMode)
             self.flag(node, f"uses {name}: {_torch_machinery(name)}")

@@ -92,7 +92,7 @@ import torch
 
 STANDARD = "standard"
 LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "channels_last", "first_transposed",
-           "others_transposed")  # fmt: skip
+           "others_transposed", "aliased")  # fmt: skip
 # Layouts that differ between a task's inputs: which of its tensor inputs (in order) each stores transposed.
 MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked", "zeros")
@@ -101,9 +101,15 @@ INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
 ANOTHER_THREAD = "another_thread"
 ALONGSIDE = "alongside_other_calls"
+# Both models put in a state of their own for the trial (model_state): evaluation mode, as a model is
+# served; its parameters frozen, as one is served or trained around. A kernel that took another path there
+# (a "serving" path with a coarse reciprocal square root) passed, a review, 2026-11-28: forge called models
+# only in training mode with trainable weights.
+EVAL_MODE = "eval_mode"
+FROZEN = "frozen_parameters"
 # Trials of the task's own inputs made under a condition of their own (call_under; ALONGSIDE's plain call,
-# calls_alongside).
-CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE)
+# calls_alongside; model_state).
+CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE, EVAL_MODE, FROZEN)
 # Trials whose plain call is many calls, compared through the least and greatest value of each element over
 # them (Envelope): at several thread counts (calls_at_thread_counts), alongside another thread's calls.
 ENVELOPED = (OTHER_THREADS, ALONGSIDE)
@@ -126,6 +132,7 @@ DESCRIPTIONS = {
     "channels_last": "4-D inputs stored channels-last (NHWC), 5-D ones channels-last-3d (NDHWC)",
     "first_transposed": "the first input stored transposed, the others as made (layouts differ between inputs)",
     "others_transposed": "every input but the first stored transposed (layouts differ between inputs)",
+    "aliased": "one tensor passed for every input of its shape and dtype (as model(x, x), or q = k = v)",
     "large": "inputs x 100",
     "small": "inputs x 0.001",
     "offset": "inputs shifted by 4x their RMS",
@@ -356,6 +363,34 @@ class Envelope:
 
 
 @contextlib.contextmanager
+def model_state(variant: str, *models):
+    """Each of ``models`` (the reference and the candidate alike) as an ``eval_mode`` trial has it, in
+    evaluation mode, or a ``frozen_parameters`` one, its parameters not requiring grad; put back after.
+    Nothing in any other trial."""
+    if variant not in (EVAL_MODE, FROZEN):
+        yield
+        return
+    if variant == EVAL_MODE:
+        modes = [(m, m.training) for model in models for m in model.modules()]
+        for model in models:
+            model.eval()
+        try:
+            yield
+        finally:
+            for m, training in modes:
+                m.training = training
+        return
+    flags = [(p, p.requires_grad) for model in models for p in model.parameters()]
+    for p, _ in flags:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p, required in flags:
+            p.requires_grad_(required)
+
+
+@contextlib.contextmanager
 def call_condition(variant: str, threads: int | None = None):
     """What a trial's call is made under besides autograd's mode (grad_enabled): ``torch.inference_mode``
     in an ``inference_mode`` trial; torch's CPU threads set to ``threads`` (by default the first of
@@ -419,6 +454,10 @@ def describe(variant: str) -> str:
             "the task's own inputs, called while another thread called the same model on other inputs "
             "(as a server's workers share one model)"
         )
+    if variant == EVAL_MODE:
+        return "the task's own inputs, both models in evaluation mode (model.eval(), as a model is served)"
+    if variant == FROZEN:
+        return "the task's own inputs, both models' parameters frozen (requires_grad False, as a served model's are)"
     if variant.endswith(_WITH_AUTOGRAD):
         return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
     return DESCRIPTIONS[variant]
@@ -451,12 +490,25 @@ def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
 
 
 def _mask(x: torch.Tensor, seed: int) -> torch.Tensor:
-    """Where ``masked`` puts -inf: the first element of every other row (a row that starts masked,
-    as padding on the left does), and one element in MASKED_SHARE elsewhere, drawn from ``seed``."""
-    mask = _drawn(x, seed, MASKED_SHARE)
-    rows = mask.view(-1, x.shape[-1]) if x.dim() else mask.view(1, 1)
-    rows[::2, 0] = True
-    return mask.to(x.device)
+    """Where ``masked`` puts -inf, row by row (the last dimension) as real masks do, in turn: padding on the
+    left (a run of -inf at the row's start), padding on the right (at its end), a causal mask's row (all
+    after the row's own position), and one element in MASKED_SHARE drawn anywhere; each run's length drawn
+    from ``seed``, from one element to all but one (every row keeps a finite value). A blocked online
+    softmax that took a first block of -inf for NaN passed with -inf at a row's first element alone, a
+    review, 2026-11-28: a run as long as a block never came up."""
+    if x.dim() == 0 or x.shape[-1] < 2:
+        return _drawn(x, seed, MASKED_SHARE).to(x.device)
+    cols = x.shape[-1]
+    rows = x.numel() // cols
+    generator = torch.Generator(device="cpu").manual_seed((seed + 1) % 2**63)
+    length = torch.randint(1, cols, (rows, 1), generator=generator)
+    at, row = torch.arange(cols), torch.arange(rows).unsqueeze(1)
+    kind = row % 4
+    mask = torch.where(kind == 0, at < length, at >= cols - length)  # left padding, right padding
+    mask = torch.where(kind == 2, at > row % cols, mask)  # a causal mask's row
+    scattered = _drawn(x, seed, MASKED_SHARE).view(rows, cols)
+    mask = torch.where(kind == 3, scattered, mask)
+    return mask.view(x.shape).to(x.device)
 
 
 def _drawn(x: torch.Tensor, seed: int, one_in: int) -> torch.Tensor:
@@ -524,6 +576,11 @@ def apply_layout(inputs: list, variant: str) -> list:
     variant = inputs_of(variant)
     if variant not in LAYOUTS:
         return inputs
+    if variant == "aliased":
+        # A kernel that borrowed an input's memory as scratch and put it back (a square weight transposed in
+        # place) was right on inputs of their own and wrong on x @ x, a review, 2026-11-28.
+        first = {}
+        return [first.setdefault(_alias_key(x), x) if _alias_key(x) else x for x in inputs]
     relaid = _relaid(inputs, variant)
     if variant in MIXED_LAYOUTS:
         chosen = set(relaid[MIXED_LAYOUTS[variant]])
@@ -537,13 +594,23 @@ def applies(inputs: list, variant: str) -> bool:
     variant = inputs_of(variant)
     if variant in MIXED_LAYOUTS:
         return len(_relaid(inputs)) >= 2
+    if variant == "aliased":
+        keys = [_alias_key(x) for x in inputs if _alias_key(x)]
+        return len(set(keys)) < len(keys)
     return variant != "channels_last" or bool(_relaid(inputs, variant))
+
+
+def _alias_key(x) -> tuple | None:
+    """What a tensor input must share with another for one tensor to be passed for both (aliased)."""
+    return (tuple(x.shape), x.dtype, str(x.device)) if isinstance(x, torch.Tensor) and x.numel() > 1 else None
 
 
 def not_applying(variant: str) -> str:
     """Why a variant that does not apply (applies) was dropped."""
     if inputs_of(variant) == "channels_last":
         return "the task has no 4-D or 5-D tensor input to store channels-last"
+    if inputs_of(variant) == "aliased":
+        return "no two tensor inputs of one shape and dtype: none to pass for another"
     return "the task has one tensor input: nothing to store differently from it"
 
 
