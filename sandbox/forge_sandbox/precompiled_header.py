@@ -97,7 +97,7 @@ def folder(source: str) -> str | None:
     """The folder to put first on the candidate's include path (CPATH) for ``source``, with a header
     built there for its flags if none was; None where the source builds no C++, the compiler is not
     GCC, or no header can be built (forge then goes on without one)."""
-    if not builds_cpp(source):
+    if not builds_cpp(source) or os.environ.get("FORGE_PRECOMPILED_HEADER") == "0":  # "0": off (bench/)
         return None
     compiler = _compiler()
     if compiler is None:
