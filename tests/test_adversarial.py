@@ -206,6 +206,10 @@ CHEATS = {
     "cheat_input_borrowed_as_scratch_and_put_back": {"incorrect"},
     "cheat_interpreter_spans_forged_through_the_extension_wrapper": {"runtime_error"},
     "cheat_census_hidden_through_an_aliased_getattr": {"rejected"},
+    # ... and a review of those changes: the coarse path only with both states at once (as served); the fast
+    # path for inputs whose storage cannot resize (timed inputs' memory), which verified inputs now lie in too
+    "cheat_wrong_only_when_served": {"incorrect"},
+    "cheat_fast_path_for_storage_that_cannot_resize": {"incorrect"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -327,6 +331,8 @@ TASK_OF = {
     "cheat_input_borrowed_as_scratch_and_put_back": REPO / "tasks" / "gemm_fp16.py",
     "cheat_interpreter_spans_forged_through_the_extension_wrapper": REPO / "tasks" / "rmsnorm.py",
     "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
+    "cheat_wrong_only_when_served": REPO / "tasks" / "layernorm.py",
+    "cheat_fast_path_for_storage_that_cannot_resize": REPO / "tasks" / "softmax_rows.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
@@ -426,6 +432,8 @@ RUNTIME_ONLY = {
     "cheat_input_borrowed_as_scratch_and_put_back": "one tensor passed for every input of its shape and dtype",
     # the runner's launch counter is in closures, no longer an attribute of the extension's wrapper
     "cheat_interpreter_spans_forged_through_the_extension_wrapper": "has no attribute '_counter'",
+    "cheat_wrong_only_when_served": "(as a model is served)",
+    "cheat_fast_path_for_storage_that_cannot_resize": "(inputs x 100)",
 }
 
 

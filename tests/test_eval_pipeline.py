@@ -23,7 +23,7 @@ def test_passed_verdict_carries_times_speedup_and_environment():
     # each shape was verified with 5 trials and every other layout and value distribution (variants.py) but
     # the masked one (x * alpha + y at -inf is not finite, so the reference does not hold the candidate to
     # it), and the task's own inputs with autograd on, under inference mode, at other CPU thread counts, from
-    # another thread, alongside another thread's calls, in eval mode and with frozen parameters; the base
+    # another thread, alongside another thread's calls, in eval mode, with frozen parameters and served; the base
     # shape (verified last) also each layout and distribution with autograd on
     others = [
         "transposed",
@@ -42,7 +42,7 @@ def test_passed_verdict_carries_times_speedup_and_environment():
         "zeros",
     ]
     conditions = ["autograd_on", "inference_mode", "other_threads", "another_thread", "alongside_other_calls",
-                  "eval_mode", "frozen_parameters"]
+                  "eval_mode", "frozen_parameters", "served"]
     assert [c["trials"] for c in v.correctness] == [5 + len(others) + len(conditions), 5 + 2 * len(others) + len(conditions)]
     assert v.correctness[0]["variants"] == sorted(others + conditions)
     assert v.correctness[1]["variants"] == sorted(others + [o + "+autograd_on" for o in others] + conditions)
@@ -142,9 +142,10 @@ def test_an_unchanged_kernelbench_problem_file_works():
     assert v.status == "passed", v.reasons
     # 5 of its own inputs, 12 other layouts and distributions, those 12 again and one of its own with autograd
     # on, one under inference mode, one at other CPU thread counts, one from another thread, one alongside
-    # another thread's calls, one in eval mode and one with frozen parameters; with one tensor input, no
-    # layouts that differ between inputs and nothing to pass for another input
-    assert [c["trials"] for c in v.correctness] == [36]
+    # another thread's calls, one in eval mode, one with frozen parameters and one served (both, under
+    # inference mode); with one tensor input, no layouts that differ between inputs and nothing to pass for
+    # another input
+    assert [c["trials"] for c in v.correctness] == [37]
     assert set(v.correctness[0]["variants_dropped"]) >= {"first_transposed", "others_transposed+autograd_on"}
 
 

@@ -41,3 +41,13 @@ def test_load_inline_compiles_against_the_hosts_header(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     used = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("! ")]
     assert used and used[0].startswith(f"! {folder}"), (done.stdout + done.stderr)[-3000:]
+    # A file forge did not put there (first on the include path, it would be compiled into every later
+    # candidate): the folder is not given out
+    stray = os.path.join(folder, "vector")
+    with open(stray, "w") as f:
+        f.write("#error planted\n")
+    try:
+        assert precompiled_header.folder(source) is None
+    finally:
+        os.unlink(stray)
+    assert precompiled_header.folder(source) == folder

@@ -137,6 +137,42 @@ class SharedInputs:
         os.close(self.fd)
 
 
+def laid_out_as_staged(values: list) -> list:
+    """``values`` (a verification trial's inputs, on the CPU) copied into memory laid out as the host lays
+    out a timed call's (SharedInputs.place): a memfd of their own, each tensor at a drawn 64-byte offset
+    into its pages, a tensor of its own there. A review of 2026-11-28 told timed inputs from every other
+    by their storage (not resizable) and the zero bytes before their first element; so that no such
+    property tells them apart, verified inputs have it too. The memory lives as long as its tensors."""
+    entries, offset = [], 0
+    for x in values:
+        if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or not x.numel() or x.is_sparse:
+            entries.append(None)
+            continue
+        stride = list(torch.empty_like(x, device="meta").stride())
+        nbytes = _extent(list(x.shape), stride, x.element_size())
+        shift = SHIFT * secrets.randbelow(ALIGN // SHIFT)
+        entries.append({"offset": offset + shift, "shape": list(x.shape), "stride": stride,
+                        "dtype": str(x.dtype).removeprefix("torch."), "bytes": nbytes})  # fmt: skip
+        offset += -(-(nbytes + shift) // ALIGN) * ALIGN
+    if not offset:
+        return list(values)
+    fd = os.memfd_create("buffer", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, offset)
+        mapping = mmap.mmap(fd, offset)
+    finally:
+        os.close(fd)
+    out = []
+    for x, entry in zip(values, entries):
+        if entry is None:
+            out.append(x)
+            continue
+        placed = _tensor_at(mapping, entry)
+        placed.copy_(x)
+        out.append(placed.requires_grad_(x.requires_grad) if x.is_floating_point() else placed)
+    return out
+
+
 def map_inputs(fd: int, layout: list) -> tuple[mmap.mmap, list[list]]:
     """The runner's side: the two sets of input tensors, over the memory the host stages into. Values
     that are not tensors are the pool's (``None`` here: the caller fills them in)."""

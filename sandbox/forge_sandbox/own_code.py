@@ -22,20 +22,23 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, type, classmethod, stati
 # A module's names for other modules too: rebinding ``candidate_runner.variants`` would hand the
 # runner another module.
 _MODULE_LEVEL = (*_CODE, types.ModuleType)
+# And its constants (an upper-case name holding a number, a string or a tuple): with the static check off,
+# ``variants.EVAL_MODE = "x"`` made the trial in evaluation mode a plain one (a review of 2026-11-28).
+_CONSTANT = (str, bytes, int, float, tuple, frozenset)
 _MISSING = object()
 _CLASS = "__class__"  # the name an instance's entry is kept under (snapshot's ``instances``)
 
 
 def snapshot(instances: tuple = ()) -> list[tuple]:
-    """(where, holder, name, value, parts): every function, class and module that forge_sandbox's modules
-    hold, and every function in forge's own classes, as they are now, each with what a function is
+    """(where, holder, name, value, parts): every function, class, module and constant that forge_sandbox's
+    modules hold, and every function in forge's own classes, as they are now, each with what a function is
     made of (_parts); and for each of ``instances`` (the runner's own objects), its class."""
     taken = []
     for module_name, module in list(sys.modules.items()):
         if module is None or not (module_name == "forge_sandbox" or module_name.startswith("forge_sandbox.")):
             continue
         for name, value in list(vars(module).items()):
-            if isinstance(value, _MODULE_LEVEL):
+            if isinstance(value, _MODULE_LEVEL) or isinstance(value, _CONSTANT) and name.isupper():
                 taken.append((module_name, module, name, value, _parts(value)))
             if isinstance(value, type) and value.__module__ == module_name:  # a class of forge's own
                 for key, member in list(vars(value).items()):

@@ -86,11 +86,15 @@ def _compiler() -> tuple[str, str] | None:
     return path, identity[0]
 
 
-def _torch_paths() -> tuple[str, list[str]]:
+def _torch_paths() -> tuple[str, list[str], str]:
+    """torch's include folder, every include folder of a build, and torch's version (GCC does not check
+    that a header still matches its source: a torch upgraded in place gets headers of its own)."""
+    import torch  # noqa: PLC0415
     import torch.utils.cpp_extension as cpp_extension  # noqa: PLC0415 (only where C++ is built)
 
     include = cpp_extension.include_paths()
-    return include[0], [*include, sysconfig.get_paths()["include"]]
+    version = f"{torch.__version__} {getattr(torch.version, 'git_version', '')}"
+    return include[0], [*include, sysconfig.get_paths()["include"]], version
 
 
 def folder(source: str) -> str | None:
@@ -103,21 +107,28 @@ def folder(source: str) -> str | None:
     if compiler is None:
         return None
     try:
-        torch_include, includes = _torch_paths()
+        torch_include, includes, version = _torch_paths()
     except Exception:  # noqa: BLE001 (a broken torch install: the candidate's build will say so)
         return None
     header = os.path.join(torch_include, "torch", "extension.h")
     if not os.path.isfile(header):
         return None
-    identity = "\n".join([*compiler, header, *includes])
+    identity = "\n".join([*compiler, header, *includes, version])
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     root = os.path.join(isolation.cache_root(), "headers")
     own = os.path.join(root, key)
     flags = flags_in(source)
     try:
         _build(own, header, compiler[0], includes, flags)
+        strays = _strays(own, header)
     except OSError as exc:
         log.info("no precompiled torch/extension.h: %s", exc)
+        return None
+    if strays:
+        # Nothing but forge's own files may lie there: first on the include path, a file of another's
+        # (<vector>, a torch/extension.h of its own) would be compiled into every later candidate.
+        log.warning("the precompiled headers' folder %s holds what forge did not put there (%s): not used",
+                    own, ", ".join(strays[:5]))  # fmt: skip
         return None
     with contextlib.suppress(OSError):
         os.utime(own)
@@ -163,6 +174,21 @@ def _build(own: str, header: str, compiler: str, includes: list[str], flags: lis
             log.info("precompiled torch/extension.h for %s in %.1f s", flags or "no flags", time.perf_counter() - started)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _strays(own: str, header: str) -> list[str]:
+    """What lies in the folder besides what _build puts there."""
+    strays = [e.name for e in os.scandir(own)
+              if not (e.name in ("torch", ".lock") or re.fullmatch(r"[0-9a-f]{16}\.(failed|partial)", e.name))]  # fmt: skip
+    torch_dir = os.path.join(own, "torch")
+    strays += [f"torch/{name}" for name in os.listdir(torch_dir) if name not in ("extension.h", "extension.h.gch")]
+    link = os.path.join(torch_dir, "extension.h")
+    if not os.path.islink(link) or os.readlink(link) != header:
+        strays.append("torch/extension.h")
+    gch = os.path.join(torch_dir, "extension.h.gch")
+    strays += [f"torch/extension.h.gch/{e.name}" for e in os.scandir(gch)
+               if not (re.fullmatch(r"[0-9a-f]{16}\.gch", e.name) and e.is_file(follow_symlinks=False))]  # fmt: skip
+    return strays
 
 
 def _drop_least_used(gch: str, keep: int) -> None:

@@ -177,6 +177,10 @@ class ReferenceRunner:
             if not variants.applies(inputs, variant):  # before its layout is made
                 dropped[str(i)] = variants.not_applying(variant)
                 continue
+            if variant in (variants.EVAL_MODE, variants.SERVED) and variants.keeps_running_statistics(h.model):
+                dropped[str(i)] = ("the reference keeps running statistics (BatchNorm), which its other trials "
+                                   "moved by more calls than the candidate's: in evaluation mode no kernel could match")
+                continue
             h.load_trials([inputs], [variant])
             standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs
             with variants.model_state(variant, h.model):

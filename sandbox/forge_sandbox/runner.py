@@ -73,6 +73,8 @@ class ModelHarness:
         """One group of verification trials, in place of the last; the configuration's first trial is
         kept (a standard one, made again after new weights, profiled and split: its inputs alone)."""
         self.variants = list(variant_names)
+        if self.device.type == "cpu":  # where timed inputs lie in memory the host stages (hosted_calls)
+            trials = [hosted_calls.laid_out_as_staged(s) for s in trials]
         self.trials = [variants.apply_layout(to_device(s, self.device), v) for s, v in zip(trials, variant_names)]
         if not self.first_trial and self.trials:
             self.first_trial = self.trials[0]

@@ -121,16 +121,19 @@ class Sides:
             prefix, self.no_isolation = isolation.isolation_prefix()
             if prefix:
                 readable = [os.path.join(self.workdir, "reference"), os.path.dirname(self.candidate_copy)]
-                # Only inside its namespaces, where it cannot rewrite what later candidates compile in.
-                self.headers = self.headers or precompiled_header.folder(self.candidate_source)
-                readable += [self.headers] if self.headers else []
+                # Only inside its namespaces with its files locked down, where it cannot rewrite what later
+                # candidates compile in.
+                if "files" not in left_out:
+                    self.headers = self.headers or precompiled_header.folder(self.candidate_source)
+                    readable += [self.headers] if self.headers else []
                 gpu = self.opt.device.startswith("cuda")  # a CPU task's candidate gets no GPU device nodes
                 layout = isolation.layout(own, readable, self.caches, gpu=gpu)
                 layout |= {piece: piece == "local_sockets" for piece in left_out}
                 args = ["--layout", json.dumps(layout)]
         env = {**self.caches, **self._thread_environment(), **self.opt.extra_env}
-        if prefix and self.headers:
-            env["CPATH"] = self.headers  # before the -isystem folders of torch's headers
+        if prefix and self.headers and "files" not in left_out:
+            # first, before the host's own CPATH and the -isystem folders of torch's headers
+            env["CPATH"] = os.pathsep.join(p for p in (self.headers, os.environ.get("CPATH")) if p)
         with self._shared_fd("candidate") as fd:
             runner = RunnerProcess("candidate", own, self.opt.device, env=env, prefix=prefix,
                                    extra_args=[*args, *self._thread_args()], shared_fd=fd,

@@ -89,6 +89,9 @@ _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
 _REFLECTIVE_BUILTINS = {"getattr", "setattr", "delattr", "hasattr", "vars", "globals", "locals", "eval", "exec",
                         "compile", "__import__", "__builtins__"}  # fmt: skip
 _REFLECTIVE_OPERATORS = {"attrgetter", "methodcaller"}
+# ... and the methods behind them, on any object (object.__getattribute__, type(x).__getattribute__):
+# called with names written out, or not at all.
+_REFLECTIVE_METHODS = {"__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__builtins__"}
 # PyTorch's compilers, dispatch hooks and profilers: they do PyTorch's work behind a token kernel, or
 # tell the candidate when forge's census of PyTorch operators is watching.
 _TORCH_MACHINERY = (
@@ -359,12 +362,29 @@ class _Visitor(ast.NodeVisitor):
             how = "assigns" if isinstance(node.ctx, ast.Store) else "uses"
             self.flag(node, f"{how} {node.id}: intercepting torch calls is not allowed")
         parent = self.parents.get(id(node))
-        if node.id in _REFLECTIVE_BUILTINS and not (isinstance(parent, ast.Call) and parent.func is node):
+        reflective = node.id in _REFLECTIVE_BUILTINS or self._reflective_alias(node.id)
+        if reflective and isinstance(node.ctx, ast.Load) and not (isinstance(parent, ast.Call) and parent.func is node):
             self.flag(node, f"uses {node.id} other than by calling it by its name (an alias, an argument, a value "
                             "kept): what it reaches must be written out where it is called")  # fmt: skip
         if node.id == "__file__" and isinstance(node.ctx, ast.Load):
             self.flag(node, "reads __file__, where its source lies: no kernel's business (it must behave the same "
                             "wherever it is loaded from)")  # fmt: skip
+
+    def _reflective_alias(self, name: str) -> bool:
+        """Whether ``name`` was imported as one of the reflective builtins or operators under another name
+        (``from builtins import getattr as g``, ``from operator import attrgetter as ag``)."""
+        target = self.aliases.get(name, "")
+        return (target.startswith("builtins.") and target.split(".", 1)[1] in _REFLECTIVE_BUILTINS) or (
+            target.startswith("operator.") and target.split(".", 1)[1] in _REFLECTIVE_OPERATORS
+        )
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        # Strings put together from pieces ("f_" + "back") are read as the string they make too.
+        joined = _joined_string(node)
+        if joined is not None and any(part in _FRAME_ATTRIBUTES for part in joined.split(".")):
+            self.flag(node, f"names {joined!r}: walking the interpreter's frames or a function's insides reaches "
+                            "the evaluator's own code")  # fmt: skip
+        self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
@@ -383,13 +403,16 @@ class _Visitor(ast.NodeVisitor):
             name.split(".")[0] in _FRAME_MODULES and name.rsplit(".", 1)[-1] in _FRAME_GETTERS
         ):
             self.flag(node, f"calls {name}: introspection of the evaluator's process is not allowed")
-        if name.rsplit(".", 1)[-1] in {"__getattribute__", "__getattr__"} and any(
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else name.rsplit(".", 1)[-1]
+        if method in {"__getattribute__", "__getattr__", "__delattr__"} and any(
             not isinstance(a, ast.Constant) for a in node.args[1:] or node.args
         ):
-            self.flag(node, f"{name} with a computed name: what it reaches must be written out")
-        if name in {"setattr", "builtins.setattr", "delattr", "object.__setattr__"} and node.args:
+            self.flag(node, f"{name or method} with a computed name: what it reaches must be written out")
+        on_super = isinstance(node.func, ast.Attribute) and dotted_name(getattr(node.func.value, "func", None)) == "super"
+        if (name in {"setattr", "builtins.setattr", "delattr"} or method == "__setattr__") and node.args and not on_super:
             if self.root(node.args[0]) != "self":
-                self.flag(node, f"{name} on {dotted_name(node.args[0]) or 'an object'}: monkey-patching is not allowed")
+                self.flag(node, f"{name or method} on {dotted_name(node.args[0]) or 'an object'}: monkey-patching is "
+                                "not allowed")  # fmt: skip
         if name in {"vars", "globals", "__import__", "builtins.__import__", "eval", "exec", "compile"}:
             self.flag(node, f"calls {name}(): reaching into modules' namespaces or running generated code")
         if name in {"getattr", "builtins.getattr", "hasattr"} and len(node.args) >= 2:
@@ -473,7 +496,7 @@ class _Visitor(ast.NodeVisitor):
         name = self.resolved(node)
         parent = self.parents.get(id(node))
         called = isinstance(parent, ast.Call) and parent.func is node  # visit_Call says so
-        if (node.attr in _REFLECTIVE_OPERATORS or name.startswith("builtins.")
+        if (node.attr in _REFLECTIVE_OPERATORS or node.attr in _REFLECTIVE_METHODS or name.startswith("builtins.")
                 and node.attr in _REFLECTIVE_BUILTINS) and not called:  # fmt: skip
             self.flag(node, f"uses {name} other than by calling it (an alias, an argument, a value kept): what it "
                             "reaches must be written out where it is called")  # fmt: skip
@@ -640,6 +663,16 @@ def _expanded_red_flags(tree: ast.AST, visitor: _Visitor, backends: list[str]) -
 
 # Names through which a module reaches PyTorch's C++ extension builder, called under any alias.
 _EXTENSION_BUILD_NAMES = frozenset({"cpp_extension", "load_inline", "CppExtension", "CUDAExtension", "BuildExtension"})
+
+
+def _joined_string(node: ast.AST) -> str | None:
+    """The string an expression of string constants joined by ``+`` makes, or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _joined_string(node.left), _joined_string(node.right)
+        return None if left is None or right is None else left + right
+    return None
 
 
 def _names_an_extension_build(tree: ast.AST) -> bool:

@@ -105,11 +105,16 @@ ALONGSIDE = "alongside_other_calls"
 # served; its parameters frozen, as one is served or trained around. A kernel that took another path there
 # (a "serving" path with a coarse reciprocal square root) passed, a review, 2026-11-28: forge called models
 # only in training mode with trainable weights.
+# Frozen, the trial is made with autograd on and inputs that require grad (as around a LoRA adapter); and
+# SERVED is both states at once under torch.inference_mode(), as a model is served (a kernel keyed on the
+# two together passed trials of each alone, a review of the change, 2026-11-28).
 EVAL_MODE = "eval_mode"
 FROZEN = "frozen_parameters"
+SERVED = "served"
+_STATES = {EVAL_MODE: (True, False), FROZEN: (False, True), SERVED: (True, True)}  # (eval mode, frozen)
 # Trials of the task's own inputs made under a condition of their own (call_under; ALONGSIDE's plain call,
 # calls_alongside; model_state).
-CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE, EVAL_MODE, FROZEN)
+CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE, EVAL_MODE, FROZEN, SERVED)
 # Trials whose plain call is many calls, compared through the least and greatest value of each element over
 # them (Envelope): at several thread counts (calls_at_thread_counts), alongside another thread's calls.
 ENVELOPED = (OTHER_THREADS, ALONGSIDE)
@@ -170,7 +175,7 @@ def trial_plan(standard: int, with_variants: bool, under_autograd: bool = True) 
 def grad_enabled(variant: str) -> bool:
     """Whether a trial's call is made with autograd enabled; every other call of forge's is made under
     ``torch.no_grad``."""
-    return variant == AUTOGRAD_ON or variant.endswith(_WITH_AUTOGRAD)
+    return variant in (AUTOGRAD_ON, FROZEN) or variant.endswith(_WITH_AUTOGRAD)
 
 
 # The thread counts of an ``other_threads`` trial's plain calls (one call at each but the runner's own): a
@@ -364,23 +369,17 @@ class Envelope:
 
 @contextlib.contextmanager
 def model_state(variant: str, *models):
-    """Each of ``models`` (the reference and the candidate alike) as an ``eval_mode`` trial has it, in
-    evaluation mode, or a ``frozen_parameters`` one, its parameters not requiring grad; put back after.
-    Nothing in any other trial."""
-    if variant not in (EVAL_MODE, FROZEN):
-        yield
-        return
-    if variant == EVAL_MODE:
-        modes = [(m, m.training) for model in models for m in model.modules()]
-        for model in models:
-            model.eval()
-        try:
-            yield
-        finally:
-            for m, training in modes:
-                m.training = training
-        return
-    flags = [(p, p.requires_grad) for model in models for p in model.parameters()]
+    """Each of ``models`` (the reference and the candidate alike) as an ``eval_mode`` or ``served`` trial has
+    it, in evaluation mode (``model.eval()``), and a ``frozen_parameters`` or ``served`` one, its parameters
+    not requiring grad; put back after, through the model's own ``train()`` (a model that folds a
+    normalization into its weights on ``eval()`` unfolds them there). Nothing in any other trial, and
+    nothing for a model that is no ``torch.nn.Module``."""
+    evaluating, freezing = _STATES.get(variant, (False, False))
+    modules = [m for m in models if isinstance(m, torch.nn.Module)]
+    modes = [(m, m.training) for model in modules for m in model.modules()] if evaluating else []
+    flags = [(p, p.requires_grad) for model in modules for p in model.parameters()] if freezing else []
+    for model in modules if evaluating else ():
+        model.eval()
     for p, _ in flags:
         p.requires_grad_(False)
     try:
@@ -388,6 +387,20 @@ def model_state(variant: str, *models):
     finally:
         for p, required in flags:
             p.requires_grad_(required)
+        for model in modules if evaluating else ():
+            model.train(modes[[m for m, _ in modes].index(model)][1])
+        for m, training in modes:
+            if m.training != training:
+                m.training = training
+
+
+def keeps_running_statistics(model) -> bool:
+    """Whether ``model`` (the reference) holds normalization layers with running statistics: its other
+    trials moved them, in training mode, by as many calls as it made (more than the candidate), so that in
+    evaluation mode the two models normalize by different figures and no kernel could match."""
+    return isinstance(model, torch.nn.Module) and any(
+        isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats for m in model.modules()
+    )
 
 
 @contextlib.contextmanager
@@ -396,7 +409,7 @@ def call_condition(variant: str, threads: int | None = None):
     in an ``inference_mode`` trial; torch's CPU threads set to ``threads`` (by default the first of
     other_thread_counts) in an ``other_threads`` trial (put back after the call); nothing else in any
     other."""
-    if variant == INFERENCE_MODE:
+    if variant in (INFERENCE_MODE, SERVED):
         with torch.inference_mode():
             yield
         return
@@ -457,7 +470,11 @@ def describe(variant: str) -> str:
     if variant == EVAL_MODE:
         return "the task's own inputs, both models in evaluation mode (model.eval(), as a model is served)"
     if variant == FROZEN:
-        return "the task's own inputs, both models' parameters frozen (requires_grad False, as a served model's are)"
+        return ("the task's own inputs requiring grad, called with autograd enabled, both models' parameters "
+                "frozen (requires_grad False, as around a LoRA adapter)")
+    if variant == SERVED:
+        return ("the task's own inputs, both models in evaluation mode with their parameters frozen, called under "
+                "torch.inference_mode() (as a model is served)")
     if variant.endswith(_WITH_AUTOGRAD):
         return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
     return DESCRIPTIONS[variant]
@@ -505,8 +522,9 @@ def _mask(x: torch.Tensor, seed: int) -> torch.Tensor:
     at, row = torch.arange(cols), torch.arange(rows).unsqueeze(1)
     kind = row % 4
     mask = torch.where(kind == 0, at < length, at >= cols - length)  # left padding, right padding
-    mask = torch.where(kind == 2, at > row % cols, mask)  # a causal mask's row
+    mask = torch.where(kind == 2, at > (row // 4) % cols, mask)  # a causal mask's row, each position in turn
     scattered = _drawn(x, seed, MASKED_SHARE).view(rows, cols)
+    scattered[:, -1] &= ~scattered[:, :-1].all(-1)  # a narrow row drawn all masked keeps its last element
     mask = torch.where(kind == 3, scattered, mask)
     return mask.view(x.shape).to(x.device)
 
