@@ -43,6 +43,15 @@ def test_staged_inputs_look_like_any_other_tensor():
         assert all(x._base is None and not x._is_view() and x.is_contiguous() for x in staged)
         assert all(x.data_ptr() % 64 == 0 for x in staged)
         assert len({x.data_ptr() % 4096 for x in staged}) > 1  # 16 tensors each at a page's start: (1/64)^15
+        # and a verification trial's inputs lie the same way (the storage's resizability told them apart)
+        trial = [torch.randn(64, 100), 7, torch.randn(100, 64).t()]
+        verified = hosted_calls.laid_out_as_staged(trial)
+        assert verified[1] == 7
+        for mine, theirs in ((verified[0], staged[0]), (verified[2], None)):
+            assert mine._base is None and not mine.untyped_storage().resizable()
+            assert theirs is None or theirs.untyped_storage().resizable() == mine.untyped_storage().resizable()
+        assert torch.equal(verified[0], trial[0]) and torch.equal(verified[2], trial[2])
+        assert verified[2].stride() == trial[2].stride()
     finally:
         shared.close()
 

@@ -82,17 +82,7 @@ class SharedInputs:
         on; return the layout the runner maps (``map_inputs``)."""
         layout, offset = [], 0
         for _ in range(2):
-            entries = []
-            for x in template:
-                if not isinstance(x, torch.Tensor):
-                    entries.append(None)
-                    continue
-                stride = list(torch.empty_like(x, device="meta").stride())
-                nbytes = _extent(list(x.shape), stride, x.element_size())
-                shift = SHIFT * secrets.randbelow(ALIGN // SHIFT)
-                entries.append({"offset": offset + shift, "shape": list(x.shape), "stride": stride,
-                                "dtype": str(x.dtype).removeprefix("torch."), "bytes": nbytes})  # fmt: skip
-                offset += -(-max(nbytes + shift, 1) // ALIGN) * ALIGN
+            entries, offset = _laid_out(template, offset, lambda x: isinstance(x, torch.Tensor))
             layout.append(entries)
         if offset > SHARED_BYTES:
             raise ValueError(f"the timed inputs take {offset} bytes, more than the {SHARED_BYTES} shared")
@@ -143,18 +133,10 @@ def laid_out_as_staged(values: list) -> list:
     into its pages, a tensor of its own there. A review of 2026-11-28 told timed inputs from every other
     by their storage (not resizable) and the zero bytes before their first element; so that no such
     property tells them apart, verified inputs have it too. The memory lives as long as its tensors."""
-    entries, offset = [], 0
-    for x in values:
-        if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or not x.numel() or x.is_sparse:
-            entries.append(None)
-            continue
-        stride = list(torch.empty_like(x, device="meta").stride())
-        nbytes = _extent(list(x.shape), stride, x.element_size())
-        shift = SHIFT * secrets.randbelow(ALIGN // SHIFT)
-        entries.append({"offset": offset + shift, "shape": list(x.shape), "stride": stride,
-                        "dtype": str(x.dtype).removeprefix("torch."), "bytes": nbytes})  # fmt: skip
-        offset += -(-(nbytes + shift) // ALIGN) * ALIGN
-    if not offset:
+    entries, offset = _laid_out(
+        values, 0, lambda x: isinstance(x, torch.Tensor) and x.device.type == "cpu" and x.numel() and not x.is_sparse
+    )
+    if not any(entries):
         return list(values)
     fd = os.memfd_create("buffer", os.MFD_CLOEXEC)
     try:
@@ -171,6 +153,23 @@ def laid_out_as_staged(values: list) -> list:
         placed.copy_(x)
         out.append(placed.requires_grad_(x.requires_grad) if x.is_floating_point() else placed)
     return out
+
+
+def _laid_out(values: list, offset: int, placed) -> tuple[list, int]:
+    """Where each of ``values`` that ``placed`` accepts lies from ``offset`` on (None for the others): each
+    from a page of its own, a drawn number of SHIFT bytes into it; and the offset past the last."""
+    entries = []
+    for x in values:
+        if not placed(x):
+            entries.append(None)
+            continue
+        stride = list(torch.empty_like(x, device="meta").stride())
+        nbytes = _extent(list(x.shape), stride, x.element_size())
+        shift = SHIFT * secrets.randbelow(ALIGN // SHIFT)
+        entries.append({"offset": offset + shift, "shape": list(x.shape), "stride": stride,
+                        "dtype": str(x.dtype).removeprefix("torch."), "bytes": nbytes})  # fmt: skip
+        offset += -(-max(nbytes + shift, 1) // ALIGN) * ALIGN
+    return entries, offset
 
 
 def map_inputs(fd: int, layout: list) -> tuple[mmap.mmap, list[list]]:
