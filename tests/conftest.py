@@ -66,9 +66,9 @@ def gpu_eval(candidate: str, task: str = "scale_add", **options):
     return evaluate(str(TASKS / f"{task}.py"), str(CANDIDATES / f"{candidate}.py"), EvalOptions(**opts))
 
 
-@pytest.fixture
-def finished_run(forge_home):
-    """A scripted three-round `forge optimize` on the CPU: slow kernel, a cheat, then a faster kernel."""
+@pytest.fixture(scope="session")
+def _finished_run_home(tmp_path_factory):
+    """The scripted run of ``finished_run``, made once per session in a FORGE_HOME of its own."""
     import json
 
     from click.testing import CliRunner
@@ -76,12 +76,28 @@ def finished_run(forge_home):
     from fake_llm import FakeLLM, answer, judge_answer
     from forge.cli import main
 
+    home = tmp_path_factory.mktemp("finished-run") / "forge-home"
     honest = (CANDIDATES / "honest_triton.py").read_text()
     slow = honest.replace("BLOCK = 1024", "BLOCK = 64")
     cheat = (CANDIDATES / "cheat_pytorch_only.py").read_text()
     advice = judge_answer({"bottleneck": "launches", "evidence": "64 programs", "next_optimization": "BLOCK=1024"})
-    with FakeLLM(coder=[answer(slow), answer(cheat), answer(honest)], judge=[advice]) as server:
-        args = ["optimize", str(TASKS / "scale_add.py"), "--model", "gpt-4o-mini", "--base-url", server.base_url]
-        result = CliRunner().invoke(main, args + ["--device", "cpu", "--rounds", "3", "--patience", "3", "--json"])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FORGE_HOME", str(home))
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FORGE_MODEL"):
+            patch.delenv(name, raising=False)
+        with FakeLLM(coder=[answer(slow), answer(cheat), answer(honest)], judge=[advice]) as server:
+            args = ["optimize", str(TASKS / "scale_add.py"), "--model", "gpt-4o-mini", "--base-url", server.base_url]
+            result = CliRunner().invoke(main, args + ["--device", "cpu", "--rounds", "3", "--patience", "3", "--json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return home, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def finished_run(forge_home, _finished_run_home):
+    """A scripted three-round `forge optimize` on the CPU: slow kernel, a cheat, then a faster kernel. Run
+    once per session (some 40 s); each test gets a copy of the FORGE_HOME it left, as its own."""
+    import shutil
+
+    home, summary = _finished_run_home
+    shutil.copytree(home, forge_home, dirs_exist_ok=True)
+    return dict(summary)
