@@ -101,13 +101,10 @@ INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
 ANOTHER_THREAD = "another_thread"
 ALONGSIDE = "alongside_other_calls"
-# Both models put in a state of their own for the trial (model_state): evaluation mode, as a model is
-# served; its parameters frozen, as one is served or trained around. A kernel that took another path there
-# (a "serving" path with a coarse reciprocal square root) passed, a review, 2026-11-28: forge called models
-# only in training mode with trainable weights.
-# Frozen, the trial is made with autograd on and inputs that require grad (as around a LoRA adapter); and
-# SERVED is both states at once under torch.inference_mode(), as a model is served (a kernel keyed on the
-# two together passed trials of each alone, a review of the change, 2026-11-28).
+# Both models put in a state of their own for the trial (model_state): evaluation mode; parameters frozen,
+# with autograd on and inputs that require grad (as around a LoRA adapter); and SERVED, both at once under
+# torch.inference_mode(). Kernels that took another path in either state, or only in both together,
+# passed reviews of 2026-11-28: forge called models only in training mode with trainable weights.
 EVAL_MODE = "eval_mode"
 FROZEN = "frozen_parameters"
 SERVED = "served"
@@ -376,6 +373,7 @@ def model_state(variant: str, *models):
     nothing for a model that is no ``torch.nn.Module``."""
     evaluating, freezing = _STATES.get(variant, (False, False))
     modules = [m for m in models if isinstance(m, torch.nn.Module)]
+    tops = [(model, model.training) for model in modules] if evaluating else []
     modes = [(m, m.training) for model in modules for m in model.modules()] if evaluating else []
     flags = [(p, p.requires_grad) for model in modules for p in model.parameters()] if freezing else []
     for model in modules if evaluating else ():
@@ -387,8 +385,8 @@ def model_state(variant: str, *models):
     finally:
         for p, required in flags:
             p.requires_grad_(required)
-        for model in modules if evaluating else ():
-            model.train(modes[[m for m, _ in modes].index(model)][1])
+        for model, training in tops:
+            model.train(training)
         for m, training in modes:
             if m.training != training:
                 m.training = training
