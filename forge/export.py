@@ -236,8 +236,8 @@ def _verify_shape(task, device, trials, variants, under_autograd):
         inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
         if not variants.applies(inputs, variant):
             continue
-        if variant in (variants.EVAL_MODE, variants.SERVED) and variants.keeps_running_statistics(reference):
-            continue  # its running statistics moved with every trial before: the candidate's by fewer calls
+        if variants.evaluation_mode_unmatchable(variant, reference):
+            continue
         inputs = variants.apply_layout(variants.transform_values(inputs, variant, trial + 1), variant)
         with variants.model_state(variant, reference, candidate):  # eval mode, frozen weights: both alike
             with torch.no_grad():

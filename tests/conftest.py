@@ -18,6 +18,15 @@ REPO = TESTS.parent
 HAS_GPU = torch.cuda.is_available()
 
 
+def pytest_runtest_logreport(report):
+    """A failure's assertion lines as it happens, not only in the summary: a run cut short by a time
+    limit (CI's) still says what failed and why."""
+    if not report.failed or not hasattr(report, "longreprtext"):
+        return
+    lines = [line[1:].strip() for line in report.longreprtext.splitlines() if line.startswith("E ")]
+    print(f"\nFAILED {report.nodeid} ({report.when}): {' | '.join(lines[:4])[:600]}", flush=True)
+
+
 def pytest_collection_modifyitems(config, items):
     if HAS_GPU:
         return
@@ -27,10 +36,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _run_folder(tmp_path_factory) -> Path:
+    """The folder of this test run, which its pytest-xdist workers share (each has a base of its own
+    in it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_caches(tmp_path_factory):
-    """Compiled extensions and Triton caches go to a per-session folder, not the user's."""
-    root = tmp_path_factory.mktemp("caches")
+    """Compiled extensions and Triton caches go to a folder of this run's, not the user's; its workers
+    share it, as concurrent evaluations on one machine share forge's (the precompiled header is built
+    once)."""
+    root = _run_folder(tmp_path_factory) / "caches"
+    root.mkdir(exist_ok=True)
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(root / "torch_extensions"))
     os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
     # Isolated candidates' caches, named as forge's default is: a candidate reads their paths in its

@@ -171,7 +171,9 @@ def _build(own: str, header: str, compiler: str, includes: list[str], flags: lis
                     os.unlink(partial)
                 return
             os.replace(partial, built)
-            log.info("precompiled torch/extension.h for %s in %.1f s", flags or "no flags", time.perf_counter() - started)
+            log.info(
+                "precompiled torch/extension.h for %s in %.1f s", flags or "no flags", time.perf_counter() - started
+            )
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 

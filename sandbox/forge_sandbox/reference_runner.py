@@ -177,9 +177,9 @@ class ReferenceRunner:
             if not variants.applies(inputs, variant):  # before its layout is made
                 dropped[str(i)] = variants.not_applying(variant)
                 continue
-            if variant in (variants.EVAL_MODE, variants.SERVED) and variants.keeps_running_statistics(h.model):
-                dropped[str(i)] = ("the reference keeps running statistics (BatchNorm), which its other trials "
-                                   "moved by more calls than the candidate's: in evaluation mode no kernel could match")
+            unmatchable = variants.evaluation_mode_unmatchable(variant, h.model)
+            if unmatchable:
+                dropped[str(i)] = unmatchable
                 continue
             h.load_trials([inputs], [variant])
             standard = variants.inputs_of(variant) == variants.STANDARD  # the task's own inputs

@@ -408,8 +408,14 @@ class _Visitor(ast.NodeVisitor):
             not isinstance(a, ast.Constant) for a in node.args[1:] or node.args
         ):
             self.flag(node, f"{name or method} with a computed name: what it reaches must be written out")
-        on_super = isinstance(node.func, ast.Attribute) and dotted_name(getattr(node.func.value, "func", None)) == "super"
-        if (name in {"setattr", "builtins.setattr", "delattr"} or method == "__setattr__") and node.args and not on_super:
+        on_super = (
+            isinstance(node.func, ast.Attribute) and dotted_name(getattr(node.func.value, "func", None)) == "super"
+        )
+        if (
+            (name in {"setattr", "builtins.setattr", "delattr"} or method == "__setattr__")
+            and node.args
+            and not on_super
+        ):
             if self.root(node.args[0]) != "self":
                 self.flag(node, f"{name or method} on {dotted_name(node.args[0]) or 'an object'}: monkey-patching is "
                                 "not allowed")  # fmt: skip

@@ -392,13 +392,19 @@ def model_state(variant: str, *models):
                 m.training = training
 
 
-def keeps_running_statistics(model) -> bool:
-    """Whether ``model`` (the reference) holds normalization layers with running statistics: its other
-    trials moved them, in training mode, by as many calls as it made (more than the candidate), so that in
-    evaluation mode the two models normalize by different figures and no kernel could match."""
-    return isinstance(model, torch.nn.Module) and any(
-        isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats for m in model.modules()
-    )
+def evaluation_mode_unmatchable(variant: str, model) -> str:
+    """Why an ``eval_mode`` or ``served`` trial is dropped for this reference model, '' when it is not:
+    normalization layers with running statistics, which its other trials moved in training mode by as
+    many calls as it made (more than the candidate), so that in evaluation mode the two models normalize
+    by different figures and no kernel could match."""
+    if not _STATES.get(variant, (False, False))[0] or not isinstance(model, torch.nn.Module):
+        return ""
+    if any(isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats for m in model.modules()):
+        return (
+            "the reference keeps running statistics (BatchNorm), which its other trials moved by more calls "
+            "than the candidate's: in evaluation mode no kernel could match"
+        )
+    return ""
 
 
 @contextlib.contextmanager
@@ -468,11 +474,15 @@ def describe(variant: str) -> str:
     if variant == EVAL_MODE:
         return "the task's own inputs, both models in evaluation mode (model.eval(), as a model is served)"
     if variant == FROZEN:
-        return ("the task's own inputs requiring grad, called with autograd enabled, both models' parameters "
-                "frozen (requires_grad False, as around a LoRA adapter)")
+        return (
+            "the task's own inputs requiring grad, called with autograd enabled, both models' parameters "
+            "frozen (requires_grad False, as around a LoRA adapter)"
+        )
     if variant == SERVED:
-        return ("the task's own inputs, both models in evaluation mode with their parameters frozen, called under "
-                "torch.inference_mode() (as a model is served)")
+        return (
+            "the task's own inputs, both models in evaluation mode with their parameters frozen, called under "
+            "torch.inference_mode() (as a model is served)"
+        )
     if variant.endswith(_WITH_AUTOGRAD):
         return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
     return DESCRIPTIONS[variant]
