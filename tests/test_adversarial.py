@@ -341,7 +341,6 @@ OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
 RUNTIME_ONLY = {
     "cheat_background_thread": "thread",
     "cheat_timer_patch": "timing primitives were replaced",
-    "cheat_hidden_clock": "do not add up",
     "cheat_lazy_subclass": "not a plain torch.Tensor",
     "cheat_compare_patch": "outside tolerance",
     "cheat_reference_memory": "outside tolerance",
@@ -359,7 +358,6 @@ RUNTIME_ONLY = {
     "cheat_torch_compile": ("torch.compile compiled", "PyTorch ran every operator the reference runs"),
     # (caught as it verifies, where a later trial looks like a timed call to it, or while timed)
     "cheat_pytorch_when_timed": "PyTorch ran every operator the reference runs",
-    "cheat_dict_clock": "do not add up",
     "cheat_strides_ignored": "(inputs stored transposed (non-contiguous))",
     "cheat_softmax_no_max": "(inputs x 100)",
     "cheat_detects_forge": "outside tolerance",
@@ -1088,15 +1086,32 @@ def test_what_the_candidates_process_reports_cannot_lower_its_figure(name, hones
         assert verdict.speedup <= 3 * honest_softmax_speedup, (verdict.speedup, honest_softmax_speedup)
 
 
-def test_a_median_game_earns_nothing():
-    # cheat_median_game reports every call as instant but one, which claims the block's total: the host's
-    # floor under each block puts the time back. Rejected when it does not add up; otherwise no gain.
-    verdict = cpu_eval("cheat_median_game", static_checks=False)
-    if verdict.status == "passed":
-        honest = cpu_eval("honest_triton")
-        assert verdict.speedup <= 3 * honest.speedup, (verdict.speedup, honest.speedup)
+@pytest.fixture(scope="module")
+def honest_scale_add_speedup() -> float:
+    verdict = cpu_eval("honest_triton")
+    assert verdict.status == "passed", verdict.reasons
+    return verdict.speedup
+
+
+SCALE_ADD_CLOCK_CHEATS = [
+    "cheat_hidden_clock",  # the evaluator's bound clock (found through sys.modules) and time.perf_counter
+    "cheat_dict_clock",  # every clock slowed through modules' namespace dictionaries (red team: 6.6x for 0.4x)
+    "cheat_median_game",  # every call reported instant but one, which claims the block's total
+]
+
+
+@pytest.mark.parametrize("name", SCALE_ADD_CLOCK_CHEATS)
+def test_a_clock_in_the_candidates_process_earns_nothing(name, honest_scale_add_speedup):
+    # With the static check (and the runner's own-code check) off, the host's clock alone stands: each call
+    # counts what the host's window around it leaves, so the kernel gets about its honest figure. A report
+    # that far off is told in a warning on the CPU (a loaded machine makes an honest one look so too), and
+    # a report longer than the window around it is rejected.
+    verdict = cpu_eval(name, static_checks=False)
+    assert verdict.status in {"passed", "rejected"}, verdict.reasons
+    if verdict.status == "rejected":
+        assert "do not add up" in verdict.reasons[0], verdict.reasons
     else:
-        assert verdict.status == "rejected" and "do not add up" in verdict.reasons[0], verdict.reasons
+        assert verdict.speedup <= 3 * honest_scale_add_speedup, (verdict.speedup, honest_scale_add_speedup)
 
 
 def test_no_call_counts_shorter_than_the_hosts_clock_resolves():

@@ -51,13 +51,22 @@ def statuses(conn, run_id: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+def reasons(conn, run_id: str) -> list[str]:
+    """Each evaluation's reasons, for a failed assertion on statuses to show."""
+    rows = conn.execute(
+        "select e.reasons from evaluations e join candidates c on c.id = e.candidate_id where c.run_id = ? order by c.id",
+        [run_id],
+    )
+    return [r[0] for r in rows]
+
+
 def test_compile_error_then_repair_then_correct_then_faster(forge_home):
     with FakeLLM(coder=[answer(BROKEN), answer(SLOW), answer(FAST)], judge=[REPAIR, OPTIMIZE]) as server:
         result, summary = optimize(server, "--rounds", "3")
     assert result.exit_code == 0, result.output
     conn = db(forge_home)
     run_id = summary["run_id"]
-    assert statuses(conn, run_id) == ["compile_error", "passed", "passed"]
+    assert statuses(conn, run_id) == ["compile_error", "passed", "passed"], reasons(conn, run_id)
     run = conn.execute("select * from runs where id = ?", [run_id]).fetchone()
     best = conn.execute("select * from candidates where id = ?", [run["best_candidate_id"]]).fetchone()
     assert best["round"] == 3, "the faster round-3 kernel is kept"
@@ -90,7 +99,7 @@ def test_no_code_and_a_cheat_cost_one_attempt_each_and_are_never_kept(forge_home
         result, summary = optimize(server, "--rounds", "3")
     assert result.exit_code == 0, result.output
     conn = db(forge_home)
-    assert statuses(conn, summary["run_id"]) == ["rejected", "passed"]
+    assert statuses(conn, summary["run_id"]) == ["rejected", "passed"], reasons(conn, summary["run_id"])
     best = conn.execute(
         "select s.code from runs r join candidates c on c.id = r.best_candidate_id "
         "join sources s on s.hash = c.source_hash where r.id = ?",
@@ -109,7 +118,7 @@ def test_rate_limits_and_server_errors_are_retried(forge_home):
         result, summary = optimize(server, "--rounds", "1")
         assert len(server.calls("coder")) == 3  # two retries inside one attempt
     assert result.exit_code == 0, result.output
-    assert statuses(db(forge_home), summary["run_id"]) == ["passed"]
+    assert statuses(db(forge_home), summary["run_id"]) == ["passed"], reasons(db(forge_home), summary["run_id"])
 
 
 def test_a_server_that_never_answers_costs_attempts_not_the_run(forge_home):
@@ -172,7 +181,9 @@ def test_markup_in_llm_or_candidate_text_never_crashes_a_run(forge_home):
     with FakeLLM(coder=[answer(raising), answer(SLOW)], judge=[hint]) as server:
         result, summary = optimize(server, "--rounds", "2")
     assert result.exit_code == 0, result.output
-    assert statuses(db(forge_home), summary["run_id"]) == ["runtime_error", "passed"]
+    assert statuses(db(forge_home), summary["run_id"]) == ["runtime_error", "passed"], reasons(
+        db(forge_home), summary["run_id"]
+    )
 
 
 def test_calls_to_a_model_without_a_price_are_counted_as_unpriced(forge_home):

@@ -608,8 +608,9 @@ class Benchmark:
         of its calls counts what the host's window around it leaves once the reference's typical
         overhead (the same runner code, timed the same way) is taken off, and no call counts shorter
         than the host's clock resolves for a block's typical call. Its reports are only checked: one
-        far below the host's window (a patched clock, hidden work) or above it (no call outlasts
-        the window around it) is rejected. (Red team round 11: a block's median report against the
+        above the host's window (no call outlasts the window around it) is rejected, and one far below
+        it (a patched clock, hidden work) too on CUDA; on the CPU the latter is only told (see
+        _check_host_clock). (Red team round 11: a block's median report against the
         median window let a report split into halves of 1000 ms and 0.01 ms, the census call among
         the long ones, count the short ones: 42x for an honest 0.9x kernel.)
         """
@@ -649,7 +650,7 @@ class Benchmark:
                 f"the reported times are not physical (median {statistics.median(reported):g} ms per call)",
                 stage="benchmark",
             )
-        self._check_host_clock(unexplained, allowance, statistics.median(reported))
+        far_off = self._check_host_clock(unexplained, allowance, statistics.median(reported))
         cores = self._check_threads(timed[CANDIDATE], timed[EAGER])
         ratios = [e / c for e, c in zip(per_block[EAGER], per_block[CANDIDATE]) if c > 0]
         return {
@@ -661,6 +662,7 @@ class Benchmark:
                 "allowance_ms": allowance,
                 "resolution_ms": resolution,
                 "candidate_unexplained_ms": statistics.median(unexplained),
+                "report_far_off": far_off,
             },  # fmt: skip
             "candidate_reported_ms": statistics.median(reported),
             "repeatability": {
@@ -674,12 +676,17 @@ class Benchmark:
             "compile_reason": self.compile_reason,
         }
 
-    def _check_host_clock(self, unexplained: list[float], allowance: float, reported: float) -> None:
-        """Reject when, in a typical block, the host saw the typical call take far longer than reported:
-        beyond what the reference's overhead varies by and half the reported time. Hosted (the CPU), the
-        figure is the host's window whatever the report, so this only names a report that is far off."""
+    def _check_host_clock(self, unexplained: list[float], allowance: float, reported: float) -> bool:
+        """Whether, in a typical block, the host saw the typical call take far longer than reported:
+        beyond what the reference's overhead varies by and half the reported time. On CUDA that rejects.
+        On the CPU it is only told: the figure is the host's window whatever the report, so a patched
+        clock gains nothing there, and a loaded machine makes an honest report look as far off (its
+        runner waited for a core between the host resuming it and its call: an honest interpreted
+        Triton kernel reported 2.4 ms of 4.8 ms beside another evaluation, 2026-11-29)."""
         typical = statistics.median(unexplained)
-        if typical > max(3 * allowance, 0.5 * reported):
+        if typical <= max(3 * allowance, 0.5 * reported):
+            return False
+        if self.on_cuda:
             raise Stop(
                 REJECTED,
                 f"the reported times do not add up: the host's clock saw the typical call take {typical:.3f} ms "
@@ -687,6 +694,7 @@ class Benchmark:
                 "reference's calls vary by (patched clock or hidden work)",
                 stage="benchmark",
             )
+        return True
 
     def _check_reports_within_windows(self, block: Block) -> None:
         """Reject a block in which the candidate reported a call longer than the host's window around it,

@@ -761,7 +761,7 @@ class _Pipeline:
             "interleaved": True,
             "pool": self.opt.pool,
             "threads": self.opt.threads or env.get("cpu_threads"),
-            "host_clock": {k: _sig(x) for k, x in figures["host_clock"].items()},
+            "host_clock": {k: x if isinstance(x, bool) else _sig(x) for k, x in figures["host_clock"].items()},
             "repeatability": {k: _sig(x) if isinstance(x, float) else x for k, x in figures["repeatability"].items()},
             "candidate_reported_ms": _sig(figures["candidate_reported_ms"]),
             "quiet_wait_ms": _sig(figures["quiet_wait_ms"]),
@@ -773,6 +773,12 @@ class _Pipeline:
             "bytes_declared": bool(timed.setup.get("bytes")),
         }
         clock = figures["host_clock"]
+        if clock["report_far_off"]:
+            v.warnings.append(
+                f"the candidate's own report explains {figures['candidate_reported_ms']:.3f} ms of each call where "
+                f"the host's clock saw {clock['candidate_unexplained_ms']:.3f} ms more (a patched clock, hidden work "
+                "or a loaded machine): its figure is the host's clock, whatever it reported"
+            )
         if figures["candidate_reported_ms"] < clock["resolution_ms"]:
             v.warnings.append(
                 f"the candidate's calls ({figures['candidate_reported_ms']:.4f} ms) are shorter than the host's "
