@@ -121,6 +121,10 @@ ENVELOPED = (OTHER_THREADS, ALONGSIDE)
 # 2026-11-28, so a time, not a count, bounds them.
 ALONGSIDE_CALLS = 100_000
 ALONGSIDE_SECONDS = 0.25
+# The threads calling the model beside an ALONGSIDE trial's own: with one, that loop's wrong calls in a quarter
+# of a second were 0 to 2 on a quiet machine and 0 to 5 beside a busy process (its selftest missed it in 1 run
+# of 2 there); with two, 4 to 25 beside the busy process (2026-11-29, two cores).
+ALONGSIDE_COMPANIONS = 2
 ROUNDINGS = 2
 UNSTABLE = 1e-2
 
@@ -260,10 +264,10 @@ def _yielding(frame, event, arg):
 def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds: float = ALONGSIDE_SECONDS,
                     least: int = 1) -> tuple:  # fmt: skip
     """``call()`` made again and again (for ``seconds``, ``calls`` times at most, ``least`` at least), each
-    output handed to ``seen`` as it returns, while another thread makes ``companion()`` (the same model on
-    other inputs, without autograd) over and over, from before the first of them until after the last: an
-    ALONGSIDE trial's plain call. Returns how many calls each thread finished (this one's, the other's).
-    An error in either thread is raised in the caller's, as its own."""
+    output handed to ``seen`` as it returns, while ALONGSIDE_COMPANIONS other threads make ``companion()``
+    (the same model on other inputs, without autograd) over and over, from before the first of them until
+    after the last: an ALONGSIDE trial's plain call. Returns how many calls were finished (this thread's,
+    the others' together). An error in any thread is raised in the caller's, as its own."""
     going, done = threading.Event(), threading.Event()
     companion_state: dict = {"calls": 0}
 
@@ -283,8 +287,9 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
 
     tracing = sys.gettrace()
     _TURNS_UNTIL[0] = _perf_counter() + seconds
-    thread = threading.Thread(target=worker, name="alongside", daemon=True)
-    thread.start()
+    threads = [threading.Thread(target=worker, name="alongside", daemon=True) for _ in range(ALONGSIDE_COMPANIONS)]
+    for thread in threads:
+        thread.start()
     going.wait()
     made = 0
     sys.settrace(_yielding)
@@ -298,7 +303,8 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
     finally:
         sys.settrace(tracing)
         done.set()
-        thread.join()
+        for thread in threads:
+            thread.join()
     if "error" in companion_state:
         raise companion_state["error"]
     return made, companion_state["calls"]
