@@ -1139,7 +1139,10 @@ def test_forges_harness_made_cheaper_in_the_candidates_process_gains_nothing():
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
     if verdict.status == "passed":
         assert verdict.candidate_ms >= verdict.timing["host_clock"]["resolution_ms"], verdict.timing
-        assert verdict.speedup < 2.5 * honest.speedup, (verdict.speedup, honest.speedup)
+        # against the honest kernel's best block as well: beside another evaluation its median fell to 0.13x
+        # and the cheat's noise reached 0.35x (the trick itself made 6x the honest figure)
+        best = max(honest.speedup, honest.timing["repeatability"]["speedup_max"] or 0.0)
+        assert verdict.speedup < 2.5 * best, (verdict.speedup, honest.speedup, best)
 
 
 def test_forges_harness_rewritten_through_frames_does_not_decide():

@@ -49,13 +49,16 @@ from forge_sandbox import host
 # keep, but a CPU figure is that much slower than unsampled; on CUDA nothing is sampled.
 MIN_PERIOD_NS = 100_000  # at most one sample per 100 us of a thread's CPU time
 SAMPLES_PER_CALL = 200  # the period is chosen for about this many per call (period_for)
-RING_PAGES = 64  # per CPU and runner: 8192 samples, some 40 calls' worth; drained after every call
+# Per CPU and runner: 32768 samples, 3.3 s of a CPU's time at the shortest period (1 MiB locked each); drained
+# after every call. With 64 pages an honest Triton attention kernel lost 1081 samples, and was rejected, while
+# another evaluation loaded the machine (2026-11-29): the drainer below waited for a core that long.
+RING_PAGES = 256
 # and, while a block runs, by a host thread whenever a ring is a quarter full (Profiles.begin): a call long
 # beside the period (an interpreted Triton kernel 40 times the reference's, whose period PROBE_TRUST caps)
 # filled a ring within the call, and its lost samples rejected an honest kernel (2026-11-28).
 # Seldom: each time the drainer wakes it takes Python's lock from the host's thread, which may be waiting
 # for a call to end (checked every 20 ms, an honest C++ softmax's benchmark stage took 14 s, not 8.5 s;
-# every 100 ms, 7 s). A ring a quarter full holds some 2000 samples: 0.2 s of a CPU's time at the shortest
+# every 100 ms, 7 s). A ring a quarter full holds some 8000 samples: 0.8 s of a CPU's time at the shortest
 # period, so a check every 100 ms drains it long before it is full.
 DRAIN_CHECK_S = 0.1
 DRAIN_AT_FILL = 0.25
