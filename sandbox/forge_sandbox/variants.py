@@ -269,16 +269,17 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
     after the last: an ALONGSIDE trial's plain call. Returns how many calls were finished (this thread's,
     the others' together). An error in any thread is raised in the caller's, as its own."""
     going, done = threading.Event(), threading.Event()
-    companion_state: dict = {"calls": 0}
+    companion_state: dict = {}
+    finished = [0] * ALONGSIDE_COMPANIONS  # each companion's own count: two threads never add to one
 
-    def worker() -> None:
+    def worker(at: int) -> None:
         sys.settrace(_yielding)
         try:
             with torch.no_grad():
                 while not done.is_set():
                     going.set()  # the caller starts as this call starts (at the latest)
                     companion()
-                    companion_state["calls"] += 1
+                    finished[at] += 1
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             companion_state["error"] = exc
         finally:
@@ -287,7 +288,8 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
 
     tracing = sys.gettrace()
     _TURNS_UNTIL[0] = _perf_counter() + seconds
-    threads = [threading.Thread(target=worker, name="alongside", daemon=True) for _ in range(ALONGSIDE_COMPANIONS)]
+    threads = [threading.Thread(target=worker, args=(at,), name="alongside", daemon=True)
+               for at in range(ALONGSIDE_COMPANIONS)]  # fmt: skip
     for thread in threads:
         thread.start()
     going.wait()
@@ -307,7 +309,7 @@ def calls_alongside(call, companion, seen, calls: int = ALONGSIDE_CALLS, seconds
             thread.join()
     if "error" in companion_state:
         raise companion_state["error"]
-    return made, companion_state["calls"]
+    return made, sum(finished)
 
 
 def alongside_partners(group: list[str], at: int) -> list[int]:
