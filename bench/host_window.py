@@ -6,8 +6,10 @@ two pipe messages and the stop), how much it varies (allowance), the resolution 
 counts shorter, the candidate's window beyond its own report (its overhead: near the reference's unless
 something delays a resumed runner, as the host's own spinning thread pool once did for calls of
 milliseconds) and the speedup; then the medians. The machine should be otherwise idle.
+--without-held-freezing leaves out the frozen group the host holds meanwhile (runner_cgroups.hold_freezing),
+to show what each of the candidate's stops cost without it.
 
-    python bench/host_window.py --runs 3
+    python bench/host_window.py --runs 3 [--without-held-freezing]
 """
 
 from __future__ import annotations
@@ -20,19 +22,24 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "sandbox"))
 
+from forge_sandbox import runner_cgroups  # noqa: E402
 from forge_sandbox.evaluate import EvalOptions, evaluate  # noqa: E402
 
 CASES = [  # (candidate, task)
     ("honest_cpp_softmax", os.path.join(REPO, "tests", "tasks", "softmax_small.py")),
     ("honest_cpp_maxpool", os.path.join(REPO, "tasks", "maxpool2d.py")),
     ("honest_triton", os.path.join(REPO, "tests", "tasks", "scale_add.py")),  # interpreted: calls of ms
+    ("honest_cpp_large_speedup", os.path.join(REPO, "tests", "tasks", "slow_running_max.py")),  # calls of 0.03 ms
 ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--without-held-freezing", action="store_true")
     args = parser.parse_args()
+    if args.without_held_freezing:
+        runner_cgroups.hold_freezing = lambda: None  # the evaluation runs in this process
     for candidate, task in CASES:
         rows = []
         for _ in range(args.runs):

@@ -123,11 +123,10 @@ def test_bundled_tasks_load_and_none_is_degenerate():
 
 @pytest.mark.slow
 def test_honest_cpp_kernel_with_a_large_speedup_passes(tmp_path):
-    # Rows of 1024 columns: the reference's column loop takes some 7 ms a call, so that what the host's
-    # stopping and resuming of the isolated candidate's runner costs beyond the reference's (0.2 ms a call
-    # on an idle 2-core machine, 0.9 ms beside two busy processes, 2026-11-29), which the candidate's figure
-    # carries, stays a small part of it. At the task's own 128 columns that alone brought a kernel some 25
-    # times faster than the reference to 0.95x under CI's load.
+    # Rows of 1024 columns: the reference's column loop takes some 7 ms a call, so that the host's own
+    # stop and resume around each call (0.25 ms idle, more on a loaded machine) stays a small part of it.
+    # At the task's own 128 columns, with each of the candidate's stops once costlier than the reference's
+    # (runner_cgroups.hold_freezing), a kernel some 25 times faster measured 0.95x under CI's load.
     task = tmp_path / "long_running_max.py"
     source = (TASKS / "slow_running_max.py").read_text()
     task.write_text(source.replace('SMALL = {"rows": 64, "cols": 128}', 'SMALL = {"rows": 32, "cols": 1024}'))

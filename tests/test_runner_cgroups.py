@@ -163,3 +163,50 @@ def test_on_cgroup_v2_a_runners_bounds_share_one_group(tmp_path, monkeypatch):
     assert groups["pids"] is groups["memory"] and len(list(tmp_path.iterdir())) == 1
     group = tmp_path / os.path.basename(groups["pids"].path)
     assert (group / "pids.max").read_text() == "10" and (group / "memory.max").read_text() == "99"
+
+
+def test_a_held_freezing_group_is_frozen_empty_and_removed_on_close():
+    held = runner_cgroups.hold_freezing()
+    if held is None:
+        pytest.skip(f"no freezer group here: {runner_cgroups.make('freezer', 0)[1]}")
+    try:
+        state = "cgroup.freeze" if held.v2 else "freezer.state"
+        with open(os.path.join(held.path, state)) as f:
+            assert f.read().strip() in {"1", "FROZEN"}
+        assert held.tasks() == []
+    finally:
+        held.close()
+    assert not os.path.exists(held.path)
+
+
+def test_an_evaluation_holds_a_frozen_group_while_its_runners_are_stopped_and_removes_it(monkeypatch):
+    """The host stops and resumes both runners after every timed call on the CPU; a group held frozen
+    meanwhile keeps the kernel from rewriting its code at each of the candidate's stops only
+    (runner_cgroups.hold_freezing). The group the evaluation takes is read from outside while it runs
+    (another evaluation on the machine holds one of its own)."""
+    if runner_cgroups._parent("freezer")[0] == "":
+        pytest.skip(f"no freezer group here: {runner_cgroups._parent('freezer')[2]}")
+    taken: list = []
+    hold = runner_cgroups.hold_freezing
+    monkeypatch.setattr(runner_cgroups, "hold_freezing", lambda: taken.append(hold()) or taken[-1])
+    verdicts = []
+    evaluation = threading.Thread(target=lambda: verdicts.append(cpu_eval("honest_cpp_large_speedup",
+                                                                          task="slow_running_max", timeout=300.0)))
+    evaluation.start()
+    held_frozen = False
+    while evaluation.is_alive():
+        group = taken[0] if taken else None
+        if group is not None and not held_frozen:
+            state = "cgroup.freeze" if group.v2 else "freezer.state"
+            try:
+                with open(os.path.join(group.path, state)) as f:
+                    held_frozen = f.read().strip() in {"1", "FROZEN"} and not group.tasks()
+            except OSError:
+                pass  # removed meanwhile
+        time.sleep(0.01)
+    evaluation.join()
+    assert verdicts and verdicts[0].status == "passed", verdicts and verdicts[0].reasons
+    assert "a freezer cgroup for each runner" in verdicts[0].environment["stopping"]
+    assert len(taken) == 1 and taken[0] is not None, taken
+    assert held_frozen, "the held group was not frozen, or not empty"
+    assert not os.path.exists(taken[0].path), "the held group was left behind"

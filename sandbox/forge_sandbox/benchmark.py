@@ -607,7 +607,8 @@ class Benchmark:
         The candidate's process reports each call's time, but nothing in that process decides: each
         of its calls counts what the host's window around it leaves once the reference's typical
         overhead (the same runner code, timed the same way) is taken off, and no call counts shorter
-        than the host's clock resolves for a block's typical call. Its reports are only checked: one
+        than the host's clock resolves for a block's typical call, or than the call's own report (a
+        longer report only costs the candidate). Its reports are only checked: one
         above the host's window (no call outlasts the window around it) is rejected, and one far below
         it (a patched clock, hidden work) too on CUDA; on the CPU the latter is only told (see
         _check_host_clock). (Red team round 11: a block's median report against the
@@ -639,7 +640,10 @@ class Benchmark:
                     seen = [w - overhead for w in block.windows_ms]
                     unexplained.append(statistics.median(seen) - statistics.median(values))
                     self._check_reports_within_windows(block)
-                    values = [max(w, resolution) for w in seen]
+                    # Never shorter than the call's own report either: where the reference's typical
+                    # overhead overstates this call's (a loaded machine), the host's clock alone would
+                    # credit the candidate with less time than its own process says the call took.
+                    values = [max(w, t, resolution) for w, t in zip(seen, block.times_ms)]
                 kept = block.untouched(values)
                 calls[side] += kept
                 per_block[side].append(statistics.median(kept))

@@ -212,6 +212,28 @@ def make(controller: str, bound: int, name: str = "") -> tuple[RunnerGroup | Non
     return group, ""
 
 
+def hold_freezing() -> RunnerGroup | None:
+    """An empty freezer group, frozen until it is closed (which thaws it first), or None where none can
+    be made: held while the host stops and resumes its runners after every timed call on the CPU.
+
+    cgroup v1's freezer turns a switch in the kernel (the freezer_active static key) on when the first
+    group on the machine starts freezing and off when the last one thaws, and each turn rewrites the
+    kernel's code on every processor (jump labels, by IPIs). While one group stays frozen, freezing or
+    thawing another only counts. Without this group the runners paid unalike: while the reference was
+    timed the candidate stood frozen, so the reference's stops only counted, and each of the candidate's
+    turned the switch, twice per call. On a 2-core virtual machine (perf: the host's write to
+    freezer.state in static_key_slow_inc/dec and text_poke) that was 0.18 ms more per call than the
+    reference's, 0.9 ms beside two busy processes, and it depended on whether another evaluation on the
+    machine held a group frozen; the host charged it all to the candidate's calls (2026-11-29)."""
+    group, why_not = make("freezer", 0)
+    if group is None:
+        return None
+    if not group.freeze(1.0):  # an empty group is frozen at once; one that is not is of no use
+        group.close()
+        return None
+    return group
+
+
 def make_bounds(bounds: dict[str, int], pids: list[int]) -> tuple[dict[str, RunnerGroup], dict[str, str]]:
     """Groups that hold ``pids`` (a runner's processes, before any candidate code runs) to ``bounds``
     (controller -> bound, as ``make``), by controller; and per controller, why it has none ('' where

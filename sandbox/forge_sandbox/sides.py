@@ -74,6 +74,7 @@ class Sides:
         self.resource_watches: list[ResourceWatch] = []
         self.groups: dict[str, runner_cgroups.RunnerGroup] = {}  # the candidate's, by controller (limit_candidate)
         self.ref_groups: dict[str, runner_cgroups.RunnerGroup] = {}  # the reference's freezer (_give_freezers)
+        self.freezing_held: runner_cgroups.RunnerGroup | None = None  # runner_cgroups.hold_freezing
         self.first_bases: dict[int, dict[str, set[int]]] = {}  # read_library_bases
         self.cand_hello: dict | None = None  # hello_candidate
         self.no_isolation: str | None = None  # why the candidate runs without namespaces, when it does
@@ -265,6 +266,7 @@ class Sides:
                 groups["freezer"] = group
             made[role] = group
         self.cand.freezer, self.ref.freezer = made["candidate"], made["reference"]
+        self.freezing_held = runner_cgroups.hold_freezing()  # so that stopping costs both sides alike
         return "a freezer cgroup for each runner"
 
     def read_library_bases(self) -> None:
@@ -302,6 +304,8 @@ class Sides:
             runner.close()
         # The freezers first: a group's tasks die only thawed, and the others' close waits for them.
         groups = {id(g): g for g in [*self.groups.values(), *self.ref_groups.values()]}  # v2: one for all
+        if self.freezing_held is not None:
+            groups[id(self.freezing_held)] = self.freezing_held
         for group in sorted(groups.values(), key=lambda g: g.controller != "freezer"):
             group.close()
         for resource in [*self.readers.values(), *self.shared.values()]:
