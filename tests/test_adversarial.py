@@ -170,6 +170,10 @@ CHEATS = {
     "cheat_weights_viewed_at_construction": {"incorrect"},
     "cheat_wrong_on_inputs_that_require_grad": {"incorrect"},
     "cheat_right_only_where_forges_modules_are_loaded": {"rejected"},
+    # A fresh review, static check off (2026-11-29): forge's hosted timing loop made leaner in the candidate's
+    # process, rebound (open below) or as another harness swapped in through gc (own-code check on)
+    "cheat_harness_leaner_than_the_references": {"rejected"},
+    "cheat_harness_swapped_in_through_gc": {"rejected"},
     # A fresh review, static check on (2026-11-27): a code path only another shape takes, wrong on strides
     # and large inputs there (the variants ran at the base shape only); exact zeros left unwritten (no draw
     # held one); a ring of 256 outputs of its own (outputs were held across at most about 100 calls)
@@ -309,6 +313,8 @@ TASK_OF = {
     "cheat_weights_viewed_at_construction": REPO / "tasks" / "layernorm.py",
     "cheat_wrong_on_inputs_that_require_grad": REPO / "tasks" / "cumsum_rows.py",
     "cheat_right_only_where_forges_modules_are_loaded": REPO / "tasks" / "cumsum_rows.py",
+    "cheat_harness_leaner_than_the_references": "naive_attention",
+    "cheat_harness_swapped_in_through_gc": "naive_attention",
     "cheat_numpy_from_a_torch_mode_in_a_launch": REPO / "tasks" / "cumsum_rows.py",
     "cheat_weights_cached_by_version": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
@@ -392,12 +398,18 @@ RUNTIME_ONLY = {
     "cheat_weights_refreshed_only_under_a_dispatch_mode": "after new weights were loaded into both models",
     "cheat_wrong_off_the_main_thread": "called from a thread other than the process's main one",
     # ... with forge's harness rewritten (own-code checks off), an approximation out of tolerance on the timed
-    # calls that the host only checksummed: every hosted call is now compared at places the host draws
-    "cheat_approximation_where_only_checksummed": "places the host drew after it",
+    # calls that the host only checksummed: every hosted call is now compared at places the host draws. Its
+    # error (relative norm 2.5e-4) sits under the checksum's slack but not by much: on a draw of some 3 sigma
+    # the checksum itself rejects a call first (CI, 2026-11-29), and either of the host's checks will do
+    "cheat_approximation_where_only_checksummed": ("places the host drew after it",
+                                                   "output differs from the reference's for the same inputs"),
     # A second fresh review, static check off: a view of the weights' memory kept at construction (forge's
     # weight steps all wrote into that memory); wrong only on inputs that require grad
     "cheat_weights_viewed_at_construction": "as new tensors (load_state_dict(assign=True)",
     "cheat_wrong_on_inputs_that_require_grad": "called with autograd enabled",
+    # ... and a third (2026-11-29): another harness, of a class of its own, put in the runner's place through gc
+    # (3.46x where the kernel makes 1.8x): the runner's harness and channel are now kept by identity too
+    "cheat_harness_swapped_in_through_gc": OWN_CODE_REBOUND,
     "cheat_right_only_at_its_thread_count": "called with torch's CPU threads set to other counts",
     "cheat_right_only_in_one_chunk": "called with torch's CPU threads set to other counts",
     "cheat_wrong_under_inference_mode": "called under torch.inference_mode()",
@@ -525,7 +537,8 @@ def test_an_allocator_retuned_in_the_candidates_process_earns_nothing():
     # Red team round 16: malloc made to keep big freed blocks in the candidate's process alone spared it the
     # fresh mapping and page faults that every 40 MiB output cost the reference (4.4x for a 1.0x ReLU). Both
     # runners keep freed memory now (runner.keep_freed_memory): there is nothing left for it to spare.
-    verdict = cpu_eval("cheat_allocator_retuned", task="relu_big", timeout=300.0)
+    # timeout per stage: its verification alone took 119 s on an idle 2-core machine, 2026-11-29
+    verdict = cpu_eval("cheat_allocator_retuned", task="relu_big", timeout=600.0)
     assert verdict.status == "passed", verdict.reasons
     assert verdict.speedup < 1.5, verdict.speedup
 
@@ -1377,6 +1390,11 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # the timed calls told from the others by forge's frames on the stack (getattr by another name, which the
     # static check now rejects), every other call served by PyTorch with the census's dispatch mode popped
     "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
+    # forge's hosted timing loop rebound to a leaner one (own-code check off): the host takes the reference's
+    # stock loop's steps inside the window off the candidate's window, and the leaner loop's savings count as
+    # kernel speed (2.6-3.5x where the kernel makes 1.7-1.9x, a review of 2026-11-29). Measuring the overhead
+    # a minimal loop would have is the next step
+    "cheat_harness_leaner_than_the_references": TASKS / "naive_attention.py",
 }
 
 

@@ -97,7 +97,13 @@ class CandidateRunner:
 
     def cmd_load(self, msg: dict) -> dict:
         self.settings = process_settings.snapshot()
-        self.own_code = own_code.snapshot(instances=(self, self.harness))
+        # The objects the timed calls go through, by identity and class: forge's, not stand-ins of the
+        # candidate's (own_code.snapshot's pinned).
+        instances, pinned = [self, self.harness], [(self, ("harness", "channel"))]
+        if self.channel is not None:
+            instances += [self.channel, self.channel.reader]
+            pinned += [(self.channel, ("reader", "reply_fd"))]
+        self.own_code = own_code.snapshot(instances=tuple(instances), pinned=tuple(pinned))
         self.module, self.counter = import_candidate(msg["candidate"])
         return self._evidence()
 

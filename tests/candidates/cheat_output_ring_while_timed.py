@@ -1,7 +1,12 @@
 """Cheat: while timed, outputs from a ring of buffers of its own, longer than the outputs forge re-reads at a
 block's end (red team round 11, 2026-11: a ring of four for a 32 MB ReLU, 1.55x where the honest kernel
 makes 0.9x: it spares the fresh output the reference allocates every call). Timed calls are recognised by
-their input's address, which alternates between two buffers; verified, it allocates as it should."""
+their input's address, which alternates between two buffers; verified, it allocates as it should. Its ring
+is kept under a lock: forge's verification calls it from other threads too, and a ring rebuilt for another
+shape by one of them while this call picked its buffer made it write past that buffer (SIGSEGV, CI,
+2026-11-29) before the host's check of timed outputs was reached."""
+
+import threading
 
 import torch
 import torch.nn as nn
@@ -30,8 +35,13 @@ class ModelNew(nn.Module):
         super().__init__()
         self.seen = [0, 0]
         self.ring, self.next = [], 0
+        self.lock = threading.Lock()
 
     def forward(self, x):
+        with self.lock:
+            return self._forward(x)
+
+    def _forward(self, x):
         address = x.data_ptr()
         timed = address == self.seen[0] and address != self.seen[1]
         self.seen = [self.seen[1], address]
