@@ -461,7 +461,9 @@ def _shown_without_the_static_check() -> set[str]:
 
 @pytest.mark.parametrize("name", sorted(set(CHEATS) - _shown_without_the_static_check()))
 def test_cheat_never_passes(name):
-    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"))
+    # A stage limit of 180 s, not 60: none of these hangs, and under CI's load a C++ fixture's compile stage
+    # once took more than 60 s (cheat_wrong_only_when_served, 2026-11-29)
+    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), timeout=180.0)
     assert verdict.status in CHEATS[name], (verdict.status, verdict.reasons)
     assert verdict.speedup is None
     assert verdict.reasons, "a rejection must say why"
@@ -520,7 +522,8 @@ def test_runtime_defenses_hold_without_static_checks(name):
     # the host's own defenses, behind the runner's check of forge's code (cpu_eval's own_code), but
     # for the fixtures that show that check
     own_code = OWN_CODE_REBOUND in expected
-    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False, own_code=own_code)
+    verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False, own_code=own_code,
+                       timeout=180.0)  # as test_cheat_never_passes
     assert verdict.status != "passed", verdict.reasons
     reasons = " ".join(verdict.reasons)
     assert any(words in reasons for words in ((expected,) if isinstance(expected, str) else expected)), reasons
