@@ -184,8 +184,9 @@ def test_an_evaluation_holds_a_frozen_group_while_its_runners_are_stopped_and_re
     meanwhile keeps the kernel from rewriting its code at each of the candidate's stops only
     (runner_cgroups.hold_freezing). The group the evaluation takes is read from outside while it runs
     (another evaluation on the machine holds one of its own)."""
-    if runner_cgroups._parent("freezer")[0] == "":
-        pytest.skip(f"no freezer group here: {runner_cgroups._parent('freezer')[2]}")
+    where, _, why_not = runner_cgroups._parent("freezer")
+    if not where:
+        pytest.skip(f"no freezer group here: {why_not}")
     taken: list = []
     hold = runner_cgroups.hold_freezing
     monkeypatch.setattr(runner_cgroups, "hold_freezing", lambda: taken.append(hold()) or taken[-1])

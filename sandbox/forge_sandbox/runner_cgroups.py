@@ -222,10 +222,10 @@ def hold_freezing() -> RunnerGroup | None:
     thawing another only counts. Without this group the runners paid unalike: while the reference was
     timed the candidate stood frozen, so the reference's stops only counted, and each of the candidate's
     turned the switch, twice per call. On a 2-core virtual machine (perf: the host's write to
-    freezer.state in static_key_slow_inc/dec and text_poke) that was 0.18 ms more per call than the
-    reference's, 0.9 ms beside two busy processes, and it depended on whether another evaluation on the
+    freezer.state in static_key_slow_inc/dec and text_poke) that was 0.22-0.24 ms more per call than
+    the reference's, 0.9 ms beside two busy processes, and it depended on whether another evaluation on the
     machine held a group frozen; the host charged it all to the candidate's calls (2026-11-29)."""
-    group, why_not = make("freezer", 0)
+    group, _ = make("freezer", 0)
     if group is None:
         return None
     if not group.freeze(1.0):  # an empty group is frozen at once; one that is not is of no use
