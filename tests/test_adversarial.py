@@ -171,7 +171,9 @@ CHEATS = {
     "cheat_wrong_on_inputs_that_require_grad": {"incorrect"},
     "cheat_right_only_where_forges_modules_are_loaded": {"rejected"},
     # A fresh review, static check off (2026-11-29): forge's hosted timing loop made leaner in the candidate's
-    # process, rebound (open below) or as another harness swapped in through gc (own-code check on)
+    # process, rebound, or as another harness swapped in through gc (own-code check on). Rebound with every
+    # check off it passes at the kernel's own speed: its loop counts with its calls (test_timing's
+    # test_a_leaner_loop_..., bench/leaner_loop.py)
     "cheat_harness_leaner_than_the_references": {"rejected"},
     "cheat_harness_swapped_in_through_gc": {"rejected"},
     # A fresh review, static check on (2026-11-27): a code path only another shape takes, wrong on strides
@@ -1393,11 +1395,6 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # the timed calls told from the others by forge's frames on the stack (getattr by another name, which the
     # static check now rejects), every other call served by PyTorch with the census's dispatch mode popped
     "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
-    # forge's hosted timing loop rebound to a leaner one (own-code check off): the host takes the reference's
-    # stock loop's steps inside the window off the candidate's window, and the leaner loop's savings count as
-    # kernel speed (2.6-3.5x where the kernel makes 1.7-1.9x, a review of 2026-11-29). Measuring the overhead
-    # a minimal loop would have is the next step
-    "cheat_harness_leaner_than_the_references": TASKS / "naive_attention.py",
 }
 
 

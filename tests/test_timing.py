@@ -82,6 +82,40 @@ def test_time_moved_between_calls_gains_nothing():
         assert figures["ms"][CANDIDATE] > 1.9, figures
 
 
+def _hosted_blocks(side: str, true_ms: float, steps_ms: float, rng: random.Random, n: int = 40) -> list[Block]:
+    """Hosted blocks whose calls take ``true_ms``, inside a runner's loop of ``steps_ms`` more (reading the
+    word, answering), inside 0.3 ms (and some jitter) that the host and the kernel add; the trusted side's
+    say what lay outside their loop, the candidate's report 0.001 ms a call."""
+    out = []
+    for _ in range(5):
+        real = [true_ms * rng.uniform(0.98, 1.02) for _ in range(n)]
+        around = [0.3 + rng.uniform(0, 0.02) for _ in range(n)]
+        windows = [t + steps_ms + a for t, a in zip(real, around)]
+        if side == CANDIDATE:  # as the leaner loop of the review did: its reports are no help
+            out.append(Block(side, [0.001] * n, windows, [], -1, {}, sum(windows)))
+        else:
+            out.append(Block(side, real, windows, [], -1, {}, sum(windows), outside_ms=around))
+    return out
+
+
+def test_a_leaner_loop_in_the_candidates_process_saves_nothing_the_figure_leaves_out():
+    # A review (2026-11-29, static and own-code checks off): forge's hosted loop rebound in the candidate's
+    # process to a leaner one. The host took the reference's window less its reported call off the
+    # candidate's window, and that included the stock loop's steps: what the leaner loop left out counted
+    # as kernel speed (2.6-3.5x for a 1.8x kernel). Only what lies outside a trusted runner's loop is taken
+    # off now: a candidate's loop, stock or lean, counts with its calls.
+    rng = random.Random(5)
+    eager = _hosted_blocks(EAGER, 1.0, 0.05, rng)
+    for steps in (0.05, 0.0):  # forge's loop, and one with no steps at all
+        candidate = _hosted_blocks(CANDIDATE, 2.0, steps, rng)
+        figures = _bench()._figures({EAGER: eager, CANDIDATE: candidate}, 40)
+        assert 2.0 + steps - 0.03 <= figures["ms"][CANDIDATE] <= 2.0 + steps + 0.03, (steps, figures)
+    for block in eager:  # what the host took off before: the trusted runner's window less its call
+        block.outside_ms = []
+    lean = _bench()._figures({EAGER: eager, CANDIDATE: _hosted_blocks(CANDIDATE, 2.0, 0.0, rng)}, 40)
+    assert lean["ms"][CANDIDATE] < 2.0 - 0.03, lean
+
+
 @pytest.mark.parametrize(
     "report",
     [

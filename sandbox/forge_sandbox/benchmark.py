@@ -95,6 +95,9 @@ class Block:
     busiest_thread_s: float = 0.0  # the CPU time of its busiest thread meanwhile
     kept: list = field(default_factory=list)  # hosted: the last outputs, as the host read them at the block's end
     samples: list = field(default_factory=list)  # hosted: per call, its output's values at SAMPLED_POSITIONS places
+    # Hosted, the trusted sides': per call, the window less the runner's loop from having the host's word to
+    # answering it (its "loop" report): what the host and the kernel add, which no runner's loop can save
+    outside_ms: list = field(default_factory=list)
 
     def untouched(self, values: list[float]) -> list[float]:
         """``values`` of the calls that ran outside the operator census."""
@@ -390,6 +393,7 @@ class Benchmark:
         limit = 2 * self.output_bytes + ARCHIVE_OVERHEAD_BYTES  # as outputs_limit allows on the pipe
         keep_from = len(calls) - message["keep_last"]
         times, windows, checksums, spans, host_windows, held, samples = [], [], [], [], [], [], []
+        outside = []
         # Where the outputs the runner holds while a call runs lie (the last message["hold_last"]):
         # memory that call's output may not come from.
         holding: collections.deque = collections.deque(maxlen=message["hold_last"])
@@ -403,14 +407,14 @@ class Benchmark:
             sides.halt(side, stage)
             for i, (slot, shift, seed) in enumerate(calls):
                 shared.stage(i % 2, self.pool_inputs[slot], shift, seed, keep_copy=side == CANDIDATE)
-                start, start_ns = time.perf_counter(), time.monotonic_ns()
-                runner.release()
-                sides.send_step(side, {"go": i, "which": i % 2, "census": i == census_at}, stage)
-                done = sides.read_step(side, stage, spin_s=SPIN_S)
-                sides.halt(side, stage)
-                windows.append((time.perf_counter() - start) * 1e3)
-                host_windows.append((start_ns, time.monotonic_ns()))
+                word = hosted_calls.call_word(i, i % 2, i == census_at)
+                window, start_ns, end_ns = sides.timed_call(side, word, stage, SPIN_S)
+                done = sides.read_step(side, stage)
+                windows.append(window)
+                host_windows.append((start_ns, end_ns))
                 ms, span = _call_report(done, i, stage)
+                if side != CANDIDATE:
+                    outside.append(window - _loop_ms(done, i, stage))
                 changed = shared.modified(i % 2) if side == CANDIDATE else []
                 if changed:
                     raise Stop(
@@ -442,7 +446,8 @@ class Benchmark:
             self.profiles.end(
                 side, spans, runner.processes(), host_windows, census_at, self._interpreted_spans(side, reply)
             )
-        return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept, samples=samples)
+        return Block(side, times, windows, checksums, census_at, reply, wall, spans=spans, kept=kept,
+                     samples=samples, outside_ms=outside)  # fmt: skip
 
     def _sampled(self, out, seed: int, i: int):
         """Call ``i``'s output at the places the host draws for that call of a block pair (the same on both
@@ -605,8 +610,10 @@ class Benchmark:
         host's clock saw it.
 
         The candidate's process reports each call's time, but nothing in that process decides: each
-        of its calls counts what the host's window around it leaves once the reference's typical
-        overhead (the same runner code, timed the same way) is taken off, and no call counts shorter
+        of its calls counts what the host's window around it leaves once the trusted runners' typical
+        overhead is taken off (on the CPU only what the host and the kernel add around a runner's loop,
+        _overheads: the loop's own steps count with the call, so that one made leaner in the
+        candidate's process saves nothing the figure leaves out), and no call counts shorter
         than the host's clock resolves for a block's typical call, or than the call's own report (a
         longer report only costs the candidate). Its reports are only checked: one
         above the host's window (no call outlasts the window around it) is rejected, and one far below
@@ -616,7 +623,7 @@ class Benchmark:
         the long ones, count the short ones: 42x for an honest 0.9x kernel.)
         """
         trusted = [b for side in (EAGER, COMPILED) for b in timed.get(side, [])]
-        overheads = sorted(w - t for b in trusted for w, t in zip(b.windows_ms, b.times_ms))
+        overheads = sorted(o for b in trusted for o in _overheads(b))
         overhead = statistics.median(overheads)
         p90 = overheads[int(0.9 * (len(overheads) - 1))]
         allowance = 2 * (p90 - overhead) + (0.005 if self.on_cuda else 0.02)
@@ -625,7 +632,7 @@ class Benchmark:
         # 1.25 sigma / sqrt(n); twice that. Below it only the candidate's process would say how long a
         # call took (a slowed clock, with forge's staging and checksum made cheaper in that process to
         # hide the call in the overhead the host takes off), so no call counts shorter.
-        eager = [w - t for b in timed[EAGER] for w, t in zip(b.windows_ms, b.times_ms)]
+        eager = [o for b in timed[EAGER] for o in _overheads(b)]
         sigma = iqr(eager) / 1.349 if len(eager) >= 4 else 0.0
         resolution = 2 * 1.2533 * sigma / math.sqrt(max(n, 1)) + (0.005 if self.on_cuda else 0.02)
         calls: dict[str, list[float]] = {side: [] for side in timed}
@@ -785,6 +792,21 @@ def _call_report(done: dict, i: int, stage: str) -> tuple[float, list]:
     if not (isinstance(span, list) and len(span) == 2 and all(_number(t) for t in span)):
         raise Malformed(stage, f"a malformed span of call {i + 1}")
     return float(ms), span
+
+
+def _overheads(block: Block) -> list[float]:
+    """Per call of a trusted block, what the host's window holds besides the call: hosted (the CPU), only
+    what the host and the kernel add around the runner's loop (Block.outside_ms), so that a candidate's
+    own loop counts with its calls however lean it is; else the window less the reported call."""
+    return block.outside_ms or [w - t for w, t in zip(block.windows_ms, block.times_ms)]
+
+
+def _loop_ms(done: dict, i: int, stage: str) -> float:
+    """How long a trusted runner's loop took from having call ``i``'s word to answering it (its "loop")."""
+    loop = done.get("loop")
+    if not (isinstance(loop, list) and len(loop) == 2 and all(_number(t) for t in loop) and loop[0] <= loop[1]):
+        raise Malformed(stage, f"a malformed loop report of call {i + 1}")
+    return (loop[1] - loop[0]) / 1e6
 
 
 def _number(value) -> bool:

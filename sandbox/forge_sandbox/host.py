@@ -11,6 +11,7 @@ not, runs while the reference is timed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
@@ -128,8 +129,7 @@ class RunnerProcess:
 
     def send(self, message: dict) -> None:
         """Send a command (or the next step of a timed block) without waiting for the reply."""
-        if self.reader.pending():
-            raise self._fail("protocol", "the runner wrote a message nobody asked for (a forged reply?)")
+        self.check_quiet()
         try:
             protocol.write_message(self.cmd_fd, message, timeout=10.0)
         except protocol.ChannelTimeout:
@@ -138,11 +138,41 @@ class RunnerProcess:
             raise self._fail("crashed", "the runner exited before it received a command") from None
         self.awaiting = True
 
+    def send_word(self, word: bytes) -> None:
+        """Write a timed call's word (hosted_calls.call_word) as it is: no more than a few bytes, into a
+        pipe the runner has emptied (``check_quiet`` before)."""
+        try:
+            written = os.write(self.cmd_fd, word)
+        except BlockingIOError:
+            written = 0
+        except OSError:
+            raise self._fail("crashed", "the runner exited before it received a command") from None
+        if written != len(word):
+            raise self._fail("protocol", "the runner stopped reading its commands")
+
+    def check_quiet(self) -> None:
+        """RunnerFailure if the runner wrote anything nobody asked for yet (a forged reply, or an answer
+        written ahead of the host's word)."""
+        if self.reader.pending():
+            raise self._fail("protocol", "the runner wrote a message nobody asked for (a forged reply?)")
+
+    def wait_message(self, timeout: float, spin_s: float = 0.0) -> None:
+        """Return once the runner's next message has arrived, read but not parsed (protocol.LineReader.
+        wait_line), or RunnerFailure as ``read_message``."""
+        with self._reading(timeout):
+            self.reader.wait_line(timeout, spin_s)
+
     def read_message(self, timeout: float, spin_s: float = 0.0) -> dict:
         """The next message the runner sends (a reply, or a step of a timed block), or RunnerFailure;
         ``spin_s``: protocol.LineReader.read's."""
-        try:
+        with self._reading(timeout):
             return self.reader.read(timeout, spin_s)
+
+    @contextlib.contextmanager
+    def _reading(self, timeout: float):
+        """What goes wrong reading from the runner, as RunnerFailure."""
+        try:
+            yield
         except protocol.ChannelTimeout:
             raise self._fail("timeout", f"no answer within {timeout:g} s") from None
         except protocol.ChannelClosed:

@@ -36,6 +36,12 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # candidate's memory limit does not cover.
 UNTRUSTED_MESSAGE_BYTES = 1024 * 1024
 UNTRUSTED_TEXT_CHARS = 16 * 1024  # any one string in such a message (an exception's detail: 8000)
+# The most one read from a pipe asks for: a pipe holds 64 KiB unless resized, so a larger read returns no
+# more, and it costs more: Python allocates the whole request first, and a request above malloc's mmap
+# threshold maps and unmaps it each time, which in a process with threads on other cores is a TLB
+# shootdown by IPIs. Reads of 4 MiB took 9 us single-threaded and 30 us beside two threads on a 2-core
+# VM, against 0.5-0.7 us for 4 KiB (2026-11-29), inside the host's window around every timed call.
+READ_CHUNK = 1 << 16
 
 
 class ChannelClosed(Exception):
@@ -99,7 +105,7 @@ class LineReader:
         while spin_s and time.monotonic() < spin_until:
             ready, _, _ = select.select([self.fd], [], [], 0)
             if ready:
-                chunk = os.read(self.fd, 1 << 22)
+                chunk = os.read(self.fd, READ_CHUNK)
                 if not chunk:
                     raise ChannelClosed()
                 return chunk
@@ -110,13 +116,13 @@ class LineReader:
                 raise ChannelTimeout()
             ready, _, _ = select.select([self.fd], [], [], 0.5 if left is None else min(0.5, left))
             if ready:
-                chunk = os.read(self.fd, 1 << 22)
+                chunk = os.read(self.fd, READ_CHUNK)
                 if not chunk:
                     raise ChannelClosed()
                 return chunk
             if not self.alive():
                 ready, _, _ = select.select([self.fd], [], [], 0.2)  # what it wrote before dying
-                chunk = os.read(self.fd, 1 << 22) if ready else b""
+                chunk = os.read(self.fd, READ_CHUNK) if ready else b""
                 if not chunk:
                     raise ChannelClosed()
                 return chunk
@@ -128,19 +134,25 @@ class LineReader:
         ready, _, _ = select.select([self.fd], [], [], 0)
         if not ready:
             return False
-        chunk = os.read(self.fd, 65536)
+        chunk = os.read(self.fd, READ_CHUNK)
         self.buffer += chunk
         return bool(chunk)
 
-    def read(self, timeout: float | None, spin_s: float = 0.0) -> dict:
-        """The next message. ``spin_s``: poll for it without sleeping that long first, for a reader whose
-        clock runs meanwhile: a process that sleeps through a call of milliseconds wakes late (on a
-        virtual machine its idle processor may be descheduled), and the reader's clock with it."""
+    def wait_line(self, timeout: float | None, spin_s: float = 0.0) -> None:
+        """Return once a whole line (or more than ``limit`` bytes) has arrived, reading nothing of it: a
+        host that times a runner's answer stops its clock (and the runner) first and parses after. As
+        ``read``, of which it is the first half."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while b"\n" not in self.buffer:
             self.buffer += self._wait(deadline, spin_s)
             if len(self.buffer) > self.limit:
                 break
+
+    def read(self, timeout: float | None, spin_s: float = 0.0) -> dict:
+        """The next message. ``spin_s``: poll for it without sleeping that long first, for a reader whose
+        clock runs meanwhile: a process that sleeps through a call of milliseconds wakes late (on a
+        virtual machine its idle processor may be descheduled), and the reader's clock with it."""
+        self.wait_line(timeout, spin_s)
         line, _, self.buffer = self.buffer.partition(b"\n")
         if len(line) > self.limit:
             raise ProtocolViolation(f"a message larger than {self.limit / 2**20:g} MiB")

@@ -24,6 +24,7 @@ import os
 import resource
 import sys
 import threading
+import time
 import traceback
 
 import torch
@@ -120,14 +121,18 @@ class ModelHarness:
         holding: collections.deque = collections.deque(maxlen=max(int(msg.get("hold_last", 1)), 1))
         ops: dict[int, op_census.OpRecorder] = {}
 
+        loop_start = [0]  # when this loop had the current call's word
+
         def start_call(i: int):
-            go = channel.receive()
-            if go.get("go") != i or go.get("which") not in (0, 1):
-                raise RuntimeError(f"the host's word for call {i} was {go!r}")
-            if not go.get("census"):
-                return go["which"], _NO_CENSUS
+            word = channel.receive_word()
+            loop_start[0] = time.monotonic_ns()
+            got, which, census = word.split()
+            if int(got) != i or which not in (b"0", b"1"):
+                raise RuntimeError(f"the host's word for call {i} was {word!r}")
+            if census != b"1":
+                return which == b"1", _NO_CENSUS
             ops[i] = recorder = op_census.OpRecorder()
-            return go["which"], recorder
+            return which == b"1", recorder
 
         def end_call(i: int, ms: float, out, span: list[int]) -> None:
             # Held until the next call's end (the host has read this one before its next word), the
@@ -137,8 +142,10 @@ class ModelHarness:
             if i >= keep_from and hold_outputs:
                 kept.append(out)
             # The answer last: the host stops this process once it has it, which takes a clock tick or
-            # more where a thread is still running, so nothing else is left to do by then.
-            channel.send({"done": i, "ms": ms, "span": span, "output": hosted_calls.describe_output(out)})
+            # more where a thread is still running, so nothing else is left to do by then. It says when
+            # this loop had the word and began to answer (the reference's show the host what its window
+            # holds besides a runner's own steps: Benchmark._figures).
+            channel.answer(hosted_calls.call_answer(i, ms, span, [loop_start[0], time.monotonic_ns()], out))
 
         channel.send({"ready": 0})
         # No garbage collection inside the block: a pass that starts after the answer (the Triton
@@ -213,6 +220,25 @@ class Channel:
 
     def receive(self) -> dict:
         return self.reader.read(None)
+
+    # A timed call's word and answer (hosted_calls), inside the host's window: raw lines, the fewest steps.
+
+    def receive_word(self) -> bytes:
+        """The host's next line as it came, nothing parsed: a blocking read (the host writes a timed
+        call's word before it resumes this process, so it is there when this process runs)."""
+        reader = self.reader
+        while b"\n" not in reader.buffer:
+            chunk = os.read(reader.fd, protocol.READ_CHUNK)
+            if not chunk:
+                raise protocol.ChannelClosed()
+            reader.buffer += chunk
+        line, _, reader.buffer = reader.buffer.partition(b"\n")
+        return line
+
+    def answer(self, line: bytes) -> None:
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self.reply_fd, view) :]
 
 
 def profile_kernels(model, inputs: list, device: torch.device) -> list:

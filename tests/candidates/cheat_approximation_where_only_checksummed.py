@@ -81,8 +81,8 @@ def _install():
                         except BlockingIOError:
                             yld()
                     line, _, reader.buffer = buf.partition(b"\n")
-                    which = 1 if b'"which": 1' in line else 0
-                    census = b'"census": true' in line
+                    which = i & 1  # the host's word: call, set (alternating), census
+                    census = line.endswith(b" 1")
                     inputs = sets[which]
                     _CHEAP[0] = i < keep_from
                     s0 = mono()

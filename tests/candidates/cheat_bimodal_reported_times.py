@@ -1,7 +1,8 @@
 """Cheat: an honest kernel whose reported call times are split in two (red team round 11, 2026-11).
 
-The runner's answer is rewritten in its own process: in each timed block, half of the calls (the census
-call among them: it runs under a dispatch mode) report 1000 ms, the other half 0.01 ms. Against a block's
+The runner's answer is rewritten in its own process (the function that formats it): in each timed block,
+half of the calls (the census call among them: it runs under a dispatch mode) report 1000 ms, the other
+half 0.01 ms. Against a block's
 median window, the median report (500 ms) left nothing unexplained, and once the census call was set
 aside the short reports were the majority: 42x for a kernel that earns 0.9x, the floor of the host's
 resolution its only bound.
@@ -45,26 +46,25 @@ def _calls_in_block():
     return None
 
 
-def _split(send):
-    def send_split(self, message):
-        n = _calls_in_block() if isinstance(message, dict) and "done" in message else None
+def _split(call_answer):
+    def split_answer(i, ms, span, loop, out):
+        n = _calls_in_block()
         if n and n % 2 == 0 and n >= 20:
-            if message["done"] == 0:
+            if i == 0:
                 _state["long"] = 0
             if _state["census"] or _state["long"] < n // 2 - 1:
                 _state["long"] += not _state["census"]
-                message = dict(message, ms=1000.0)
+                ms = 1000.0
             else:
-                message = dict(message, ms=0.01)
-        return send(self, message)
+                ms = 0.01
+        return call_answer(i, ms, span, loop, out)
 
-    return send_split
+    return split_answer
 
 
-for _name in ("__main__", "forge_sandbox.runner"):  # the runner runs as __main__, and is imported too
-    _runner = sys.modules.get(_name)
-    if _runner is not None and hasattr(_runner, "Channel"):
-        _runner.Channel.send = _split(_runner.Channel.send)
+_hosted = sys.modules.get("forge_sandbox.hosted_calls")  # the answer's formatting, which the runner looks up per call
+if _hosted is not None:
+    _hosted.call_answer = _split(_hosted.call_answer)
 
 
 class ModelNew(nn.Module):

@@ -1,9 +1,10 @@
 # A fresh review, static check off (2026-11-29, helper-23): see tests/test_adversarial.py.
 """Cheat (static and own-code checks off): forge's hosted timing loop rebound in the candidate's process to a
-leaner one (raw reads and writes, a pre-formatted answer), reporting 0.001 ms per call. The host takes the
+leaner one (raw reads and writes, a pre-formatted answer), reporting 0.001 ms per call. The host took the
 reference's harness overhead (its stock loop's steps inside the window) off the candidate's window, so what
-the leaner loop saves counts as kernel speed: passed at 2.6-3.5x where the same kernel makes 1.7-1.9x
-honestly. Open (issue 11). The kernel is an honest C++ causal attention."""
+the leaner loop saved counted as kernel speed: passed at 2.6-3.5x where the same kernel makes 1.7-1.9x
+honestly. The host now takes off only what lies outside a trusted runner's loop (bench/leaner_loop.py
+measures what is left). The kernel is an honest C++ causal attention; MODE "spin" polls the pipe."""
 import collections
 import gc
 import os
@@ -110,10 +111,10 @@ def _install():
                         select.select([rfd], [], [])
                         buf += os.read(rfd, 65536)
                 line, buf = buf[:j], buf[j + 1:]
-                which = 1 if b'"which": 1' in line else 0
+                which = i & 1  # the host alternates the two sets
                 inputs = sets[which]
                 s0 = mono()
-                if b'"census": true' in line:
+                if line.endswith(b" 1"):  # the word: call, set, census
                     rec = op_census.OpRecorder()
                     ops[i] = rec
                     with rec:

@@ -110,10 +110,10 @@ def _install():
                         select.select([rfd], [], [])
                         buf += os.read(rfd, 65536)
                 line, buf = buf[:j], buf[j + 1:]
-                which = 1 if b'"which": 1' in line else 0
+                which = i & 1  # the host alternates the two sets
                 inputs = sets[which]
                 s0 = mono()
-                if b'"census": true' in line:
+                if line.endswith(b" 1"):  # the word: call, set, census
                     rec = op_census.OpRecorder()
                     ops[i] = rec
                     with rec:
