@@ -834,6 +834,20 @@ results.append("writev " + ("refused" if libc.syscall(311 if os.uname().machine 
                             and ctypes.get_errno() == errno.EPERM else "open"))
 os.kill(pid, 9)
 os.waitpid(pid, 0)
+# file notifications (a review, 2026-11-29: dnotify marks on the reference's freezer folder slowed the host's
+# every write there, inside the reference's timed windows): dnotify, inotify, fanotify
+import fcntl
+folder = os.open("/tmp", os.O_RDONLY)
+try:
+    fcntl.fcntl(folder, 1026, 0x80000000 | 0x2)  # F_NOTIFY: DN_MULTISHOT | DN_MODIFY
+    results.append("dnotify made")
+except OSError as exc:
+    results.append("dnotify " + ("refused" if exc.errno == errno.EPERM else errno.errorcode[exc.errno]))
+os.close(folder)
+results.append("inotify " + ("refused" if libc.syscall(294 if os.uname().machine == "x86_64" else 26, 0) == -1
+                             and ctypes.get_errno() == errno.EPERM else "made"))
+results.append("fanotify " + ("refused" if libc.syscall(300 if os.uname().machine == "x86_64" else 262, 0, 0) == -1
+                              and ctypes.get_errno() == errno.EPERM else "made"))
 # clone(CLONE_PARENT | SIGCHLD): a sibling of its parent, born where the host may have looked already
 made = libc.syscall(56 if os.uname().machine == "x86_64" else 220, 0x8000 | 17, 0, 0, 0, 0)
 if made == 0:
@@ -865,6 +879,12 @@ print(" ".join(results))
         "ptrace",
         "refused",
         "writev",
+        "refused",
+        "dnotify",
+        "refused",
+        "inotify",
+        "refused",
+        "fanotify",
         "refused",
         "clone_parent",
         "refused",

@@ -591,9 +591,9 @@ def _become_reaper(*fds: int) -> None:
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOENT, _ENOSYS = 1, 2, 38
-# Per machine: the audit arch, then the numbers of socket(2), socketpair(2), connect(2), clone(2)
-# and clone3(2).
-_NATIVE = {"x86_64": (0xC000003E, 41, 53, 42, 56, 435), "aarch64": (0xC00000B7, 198, 199, 203, 220, 435)}
+# Per machine: the audit arch, then the numbers of socket(2), socketpair(2), connect(2), clone(2),
+# clone3(2) and fcntl(2).
+_NATIVE = {"x86_64": (0xC000003E, 41, 53, 42, 56, 435, 72), "aarch64": (0xC00000B7, 198, 199, 203, 220, 435, 25)}
 # Refused outright: io_uring (its IORING_OP_SOCKET makes sockets the socket(2) rule never sees),
 # userfaultfd and bpf (kernel attack surface no kernel candidate needs), unshare and setns (a
 # namespace of its own would hide a process from the host, which finds the candidate's processes
@@ -603,9 +603,16 @@ _NATIVE = {"x86_64": (0xC000003E, 41, 53, 42, 56, 435), "aarch64": (0xC00000B7, 
 # read-only /proc here, except on a GPU, where no samples are taken and /proc stays writable for the
 # candidate's own processes: _proc_writable_for_cuda), and the kernel's asynchronous I/O (io_setup,
 # io_destroy, io_getevents, io_submit, io_cancel, io_pgetevents: its transfers go on while the
-# candidate stands frozen, and would while the reference is timed).
-_REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311, 206, 207, 208, 209, 210, 333),
-            "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271, 0, 1, 2, 3, 4, 292)}  # fmt: skip
+# candidate stands frozen, and would while the reference is timed), and file notifications (inotify,
+# fanotify; dnotify, fcntl's F_NOTIFY, below): a review of 2026-11-29 set 19,000 dnotify marks on the
+# reference's freezer folder, which it could see, so that each of the host's reads and writes there,
+# inside the window around every reference call, walked them all (10 ms a call): the overhead the host
+# takes off the candidate's windows grew that much.
+_REFUSED = {"x86_64": (425, 426, 427, 323, 321, 272, 308, 101, 311, 206, 207, 208, 209, 210, 333,
+                       253, 254, 294, 300, 301),
+            "aarch64": (425, 426, 427, 282, 280, 97, 268, 117, 271, 0, 1, 2, 3, 4, 292,
+                        26, 27, 262, 263)}  # fmt: skip
+_F_NOTIFY = 1026
 # Sockets refused: vsock, AF_ALG (the kernel's crypto runs in kernel threads of no cgroup of the
 # candidate's, beside the reference) and local datagram sockets, which can send to any socket file by
 # its path (sendto, sendmsg: the address is in memory, where a filter cannot read it). Local stream and
@@ -664,13 +671,14 @@ def filter_system_calls(local_sockets: bool = False) -> None:
     * new namespaces fail with EPERM (unshare, setns, clone with a CLONE_NEW* flag), and so does
       clone with CLONE_PARENT; clone3, whose flags a filter cannot read, fails with ENOSYS, so that
       the C library falls back to clone;
-    * io_uring, the kernel's asynchronous I/O, userfaultfd, bpf, ptrace, process_vm_writev and any
-      system call of another ABI (x32, i386) fail with EPERM.
+    * io_uring, the kernel's asynchronous I/O, userfaultfd, bpf, ptrace, process_vm_writev, file
+      notifications (inotify, fanotify, fcntl F_NOTIFY) and any system call of another ABI (x32, i386)
+      fail with EPERM.
     """
     import platform
 
     machine = platform.machine()
-    arch, nr_socket, nr_socketpair, nr_connect, nr_clone, nr_clone3 = _NATIVE[machine]
+    arch, nr_socket, nr_socketpair, nr_connect, nr_clone, nr_clone3, nr_fcntl = _NATIVE[machine]
     # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, JMP|JSET|K, ALU|AND|K, RET|K
     ld, jeq, jge, jset, and_, ret = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
     program = _assemble([
@@ -681,12 +689,16 @@ def filter_system_calls(local_sockets: bool = False) -> None:
         *[(jeq, nr, "refuse", None) for nr in _REFUSED[machine]],
         (jeq, nr_clone3, "no such call", None),
         (jeq, nr_clone, "clone", None),
+        (jeq, nr_fcntl, "fcntl", None),
         (jeq, nr_connect, "allow" if local_sockets else "no socket there", None),
         (jeq, nr_socketpair, "family", None),
         (jeq, nr_socket, "family", "allow"),
         "clone",
         (ld, 16),  # args[0]: the flags
         (jset, _CLONE_NAMESPACES | _CLONE_PARENT, "refuse", "allow"),
+        "fcntl",
+        (ld, 24),  # args[1]: the command
+        (jeq, _F_NOTIFY, "refuse", "allow"),
         "family",
         (ld, 16),  # args[0]: the address family
         (jeq, _AF_UNIX, "allow" if local_sockets else "local type", None),
