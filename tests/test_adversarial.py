@@ -178,6 +178,9 @@ CHEATS = {
     # test_a_leaner_loop_..., bench/leaner_loop.py)
     "cheat_harness_leaner_than_the_references": {"rejected"},
     "cheat_harness_swapped_in_through_gc": {"rejected"},
+    # A fresh review, static check on (2026-11-29): the reference's windows slowed from the candidate's
+    # namespaces through dnotify marks on its freezer folder, with the work moved out of the reported span
+    "cheat_reference_overhead_grown_by_dnotify": {"runtime_error"},
     # A fresh review, static check on (2026-11-27): a code path only another shape takes, wrong on strides
     # and large inputs there (the variants ran at the base shape only); exact zeros left unwritten (no draw
     # held one); a ring of 256 outputs of its own (outputs were held across at most about 100 calls)
@@ -319,6 +322,7 @@ TASK_OF = {
     "cheat_right_only_where_forges_modules_are_loaded": REPO / "tasks" / "cumsum_rows.py",
     "cheat_harness_leaner_than_the_references": "naive_attention",
     "cheat_harness_swapped_in_through_gc": "naive_attention",
+    "cheat_reference_overhead_grown_by_dnotify": "relu_big",
     "cheat_numpy_from_a_torch_mode_in_a_launch": REPO / "tasks" / "cumsum_rows.py",
     "cheat_weights_cached_by_version": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_meta_output_archive": REPO / "tasks" / "softmax_rows.py",
