@@ -68,7 +68,8 @@ def _others():
 
 
 _held = []
-_folders = _others()
+# Where no freezer folder shows (another cgroup layout), its own folder: the marks are the trick either way.
+_folders = _others() or ["."]
 for _folder in _folders:
     for _ in range(TAX_FDS // max(len(_folders), 1)):
         _fd = os.open(_folder, os.O_RDONLY | os.O_DIRECTORY)
