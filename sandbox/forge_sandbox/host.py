@@ -139,8 +139,8 @@ class RunnerProcess:
         self.awaiting = True
 
     def send_word(self, word: bytes) -> None:
-        """Write a timed call's word (hosted_calls.call_word) as it is: no more than a few bytes, into a
-        pipe the runner has emptied (``check_quiet`` before)."""
+        """Write a timed call's word (hosted_calls.call_word) as it is: a few bytes, into a pipe the runner
+        has read to its end (it answered every word before), so that it fits at once."""
         try:
             written = os.write(self.cmd_fd, word)
         except BlockingIOError:

@@ -67,12 +67,13 @@ def write_message(fd: int, message: dict, payload: bytes = b"", timeout: float |
     deadline = None if timeout is None else time.monotonic() + timeout
     # The line and the payload written one after the other: joined, a payload of outputs at a task's
     # full size (hundreds of MB) would be copied once more for nothing.
-    _write_all(fd, memoryview((json.dumps(message, allow_nan=True) + "\n").encode()), deadline)
+    write_all(fd, memoryview((json.dumps(message, allow_nan=True) + "\n").encode()), deadline)
     if payload:
-        _write_all(fd, memoryview(payload).cast("B"), deadline)
+        write_all(fd, memoryview(payload).cast("B"), deadline)
 
 
-def _write_all(fd: int, view: memoryview, deadline: float | None) -> None:
+def write_all(fd: int, view: memoryview, deadline: float | None) -> None:
+    """All of ``view`` to ``fd``; on a non-blocking descriptor ChannelTimeout past ``deadline``."""
     while view:
         try:
             n = os.write(fd, view)

@@ -236,9 +236,7 @@ class Channel:
         return line
 
     def answer(self, line: bytes) -> None:
-        view = memoryview(line)
-        while view:
-            view = view[os.write(self.reply_fd, view) :]
+        protocol.write_all(self.reply_fd, memoryview(line), None)
 
 
 def profile_kernels(model, inputs: list, device: torch.device) -> list:

@@ -376,11 +376,11 @@ class Sides:
         unparsed: ``read_step`` after) and every process of it stopped again before the clock stops.
         Returns the window in ms and its start and end (CLOCK_MONOTONIC ns).
 
-        Only what every runner must do is inside: a resume, a read and a write of a few bytes, the call
-        and a stop. Written after the resume, the word would find the runner asleep waiting for it, to be
-        woken once more inside the window; a runner that polled for it instead was spared that wakeup
-        (a review of 2026-11-29: forge's loop rebound to a leaner one in the candidate's process, the
-        savings counted as kernel speed)."""
+        Inside: a resume, the word's read, the runner's loop around its call, the answer's write and a
+        stop; nothing of the host's beyond those (the answer is parsed after). Written after the resume,
+        the word would find a runner asleep waiting for it, to be woken once more inside the window,
+        which a runner that polled for it was spared (a review of 2026-11-29: forge's loop rebound in
+        the candidate's process to a leaner one)."""
         runner = self.runner(side)
         try:
             runner.check_quiet()
