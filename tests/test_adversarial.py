@@ -1165,8 +1165,12 @@ def test_no_call_counts_shorter_than_the_hosts_clock_resolves():
     verdict = cpu_eval("cheat_clock_patched_everywhere", task="softmax_small", static_checks=False)
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
     if verdict.status == "passed":
-        assert verdict.candidate_ms >= verdict.timing["host_clock"]["resolution_ms"], verdict.timing
-        assert any("a lower bound" in w for w in verdict.warnings), verdict.warnings
+        clock = verdict.timing["host_clock"]
+        assert verdict.candidate_ms >= clock["resolution_ms"], verdict.timing
+        # the hosted loop reads a clock of its own (monotonic_ns), so the slowed perf_counter may no longer
+        # shorten the report at all; the warning belongs wherever the report is below the resolution
+        if verdict.timing["candidate_reported_ms"] < clock["resolution_ms"]:
+            assert any("a lower bound" in w for w in verdict.warnings), verdict.warnings
 
 
 def test_forges_harness_made_cheaper_in_the_candidates_process_gains_nothing():
