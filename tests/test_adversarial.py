@@ -666,6 +666,20 @@ def test_in_its_namespaces_the_candidate_reads_nothing_in_the_home_folders():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def test_in_its_namespaces_the_candidate_finds_no_runners_cgroups():
+    # A review (2026-11-29) slowed the host's writes to the reference's freezer folder, found under
+    # /sys/fs/cgroup, through dnotify marks: inside every reference window. Seccomp now refuses file
+    # notifications, and the cgroup tree is a private empty tmpfs inside, so no file-level mechanism
+    # reaches the other runners' groups (nor tells the candidate when the reference is timed).
+    outside = cpu_eval("cheat_read_other_runners_cgroups", static_checks=False, isolate=False)
+    if "cgroups in sight" not in " ".join(outside.reasons):
+        pytest.skip(f"no runner cgroups here: {outside.environment.get('memory')}")
+    verdict = cpu_eval("cheat_read_other_runners_cgroups", static_checks=False)
+    if not verdict.environment.get("files", "").startswith("read-only"):
+        pytest.skip(f"no private mounts here: {verdict.environment.get('files')}")
+    assert not any("cgroups in sight" in r for r in verdict.reasons), verdict.reasons
+
+
 def test_a_candidate_that_takes_too_much_memory_is_killed_before_the_machine_runs_out():
     verdict = cpu_eval("cheat_hold_memory", static_checks=False, memory_gb=1.5)
     assert verdict.status == "rejected" and "GiB of memory" in verdict.reasons[0], verdict.reasons

@@ -79,8 +79,11 @@ _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT = 1, 2, 4, 8, 32
 _MS_NOATIME, _MS_NODIRATIME, _MS_BIND, _MS_RELATIME = 1024, 2048, 4096, 1 << 21
 _CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
 
-# Replaced by empty private tmpfs inside, each with its size limit: RAM, so bounded.
-HIDDEN = {"/tmp": "1g", "/var/tmp": "64m", "/dev/shm": "256m", "/run": "16m"}
+# Replaced by empty private tmpfs inside, each with its size limit: RAM, so bounded. The cgroup tree
+# holds the other runners' groups: the reference's freezer folder, whose files the host writes inside
+# every reference window (a review slowed those writes through file notifications on it), and whose
+# events would tell a candidate when the reference is timed. The host reads the candidate's from outside.
+HIDDEN = {"/tmp": "1g", "/var/tmp": "64m", "/dev/shm": "256m", "/run": "16m", "/sys/fs/cgroup": "1m"}
 # The operating system's own top-level folders. Every other one is hidden too (hidden_folders): the
 # home folders and wherever the user keeps data, work and keys (/home, /root, /work, /data, /mnt).
 # What the candidate needs from there (a virtual environment, forge's sandbox code, its compilers'
