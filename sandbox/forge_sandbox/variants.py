@@ -81,6 +81,7 @@ the task's own inputs such a spread earns no allowance at all.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import os
 import sys
@@ -429,11 +430,79 @@ def call_condition(variant: str, threads: int | None = None):
         yield
         return
     own = torch.get_num_threads()
-    torch.set_num_threads(threads or other_thread_counts(own)[0])
+    put_back = _set_threads(threads or other_thread_counts(own)[0])
     try:
         yield
     finally:
-        torch.set_num_threads(own)
+        put_back()
+        _shrink_thread_pools(own)
+
+
+def _set_threads(count: int):
+    """Sets the CPU threads of torch and of every OpenMP runtime in the process to ``count``, as a machine
+    with that many cores would have them; returns what puts them back.
+
+    Through the OpenMP runtimes themselves where torch parallelizes with one: torch.set_num_threads also
+    makes a pthreadpool of that many workers at once, which stay when the count goes back down (66 idle
+    threads after a trial at 67, torch 2.13). Idle threads in the candidate's runner lengthen every host
+    window of its timed calls (the freezer stops and resumes every task of its group: an echo's window
+    measured 41 us with none, 73 us beside 66, 2026-11-29), time the reference never pays. A kernel sees
+    the count either way: torch.get_num_threads() and ATen's parallel regions are OpenMP's."""
+    runtimes = [(r, r.omp_get_max_threads()) for r in _openmp_runtimes()]
+    for runtime, _ in runtimes:
+        runtime.omp_set_num_threads(count)
+    own = None
+    if torch.get_num_threads() != count:  # torch parallelizes otherwise
+        own = torch.get_num_threads()
+        torch.set_num_threads(count)
+
+    def put_back() -> None:
+        for runtime, previous in runtimes:
+            runtime.omp_set_num_threads(previous)
+        if own is not None:
+            torch.set_num_threads(own)
+
+    return put_back
+
+
+def _openmp_runtimes() -> list:
+    """The OpenMP runtimes mapped in this process (torch's among them where it parallelizes with OpenMP)."""
+    paths = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split(maxsplit=5)[-1].strip()
+                name = os.path.basename(path)
+                if name.startswith(("libgomp", "libomp", "libiomp")) and path not in paths:
+                    paths.append(path)
+    except OSError:
+        return []
+    runtimes = []
+    for path in paths:
+        try:
+            runtime = ctypes.CDLL(path)
+            runtime.omp_set_num_threads.argtypes = [ctypes.c_int]
+            runtime.omp_get_max_threads.restype = ctypes.c_int
+        except (OSError, AttributeError):
+            continue
+        runtimes.append(runtime)
+    return runtimes
+
+
+# Elements of one operation that ATen splits across threads (at::internal::GRAIN_SIZE is 32768).
+_SPLIT_ELEMENTS = 1 << 16
+
+
+def _shrink_thread_pools(own: int) -> None:
+    """Let the workers that a call at more threads left idle in torch's OpenMP pool exit (see
+    _set_threads): the pool keeps them until its next parallel region at fewer threads, which a small
+    task's timed calls may never enter. At one thread ATen makes no parallel region at all, so the region
+    is made at two."""
+    put_back = _set_threads(max(own, 2))
+    try:
+        torch.empty(_SPLIT_ELEMENTS).fill_(0.0)
+    finally:
+        put_back()
 
 
 @contextlib.contextmanager
