@@ -226,14 +226,7 @@ class Channel:
     def receive_word(self) -> bytes:
         """The host's next line as it came, nothing parsed: a blocking read (the host writes a timed
         call's word before it resumes this process, so it is there when this process runs)."""
-        reader = self.reader
-        while b"\n" not in reader.buffer:
-            chunk = os.read(reader.fd, protocol.READ_CHUNK)
-            if not chunk:
-                raise protocol.ChannelClosed()
-            reader.buffer += chunk
-        line, _, reader.buffer = reader.buffer.partition(b"\n")
-        return line
+        return self.reader.next_line()
 
     def answer(self, line: bytes) -> None:
         protocol.write_all(self.reply_fd, memoryview(line), None)
