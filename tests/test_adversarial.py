@@ -128,6 +128,8 @@ CHEATS = {
     "cheat_triton_body_calls_a_function_passed_in": {"runtime_error"},
     # ... and PyTorch's numeric settings switched for the whole process on import
     "cheat_numeric_settings_changed_on_import": {"rejected"},
+    "cheat_rounding_left_upward": {"rejected"},
+    "cheat_division_trap_left_enabled": {"rejected"},
     # ... and a kernel that reads its input from the start of the tensor's storage
     "cheat_storage_read_from_its_start": {"incorrect"},
     "cheat_layout_ignored_in_its_own_dtype": {"incorrect"},
@@ -283,6 +285,8 @@ TASK_OF = {
     "cheat_triton_grid_callable_runs_numpy": REPO / "tasks" / "sum_dim.py",
     "cheat_triton_body_calls_a_function_passed_in": REPO / "tasks" / "sum_dim.py",
     "cheat_numeric_settings_changed_on_import": REPO / "tasks" / "softmax_rows.py",
+    "cheat_rounding_left_upward": REPO / "tasks" / "activation_gelu.py",
+    "cheat_division_trap_left_enabled": REPO / "tasks" / "activation_gelu.py",
     "cheat_storage_read_from_its_start": REPO / "tasks" / "softmax_rows.py",
     "cheat_layout_ignored_in_its_own_dtype": REPO / "tasks" / "gemm_fp16.py",
     "cheat_census_forged_through_logging_frames": REPO / "tasks" / "swiglu.py",
@@ -431,6 +435,8 @@ RUNTIME_ONLY = {
     "cheat_triton_grid_callable_runs_numpy": ("numpy or a BLAS outside PyTorch computed", "do not add up"),
     "cheat_triton_body_calls_a_function_passed_in": "is passed REDUCE=function _numpy_sum as a constexpr",
     "cheat_numeric_settings_changed_on_import": "flush denormals to zero: False -> True",
+    "cheat_rounding_left_upward": "floating-point control (rounding, traps, flush-to-zero)",
+    "cheat_division_trap_left_enabled": "floating-point control (rounding, traps, flush-to-zero)",
     "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",
     "cheat_numpy_beside_a_token_triton_launch": "numpy or a BLAS outside PyTorch computed",
     "cheat_triton_global_rebound_by_its_grid": "names _work (function _numpy_work)",

@@ -770,7 +770,7 @@ def runner_evidence_problem(reply: dict, own_code_checks: bool = True) -> str:
     changed = reply.get("settings_changed")
     if changed:
         return (
-            f"PyTorch's process-wide numeric settings changed in the candidate's process ({'; '.join(map(str, changed))}): "
+            f"the process-wide numeric settings changed in the candidate's process ({'; '.join(map(str, changed))}): "
             "a kernel module must leave them as it found them, or every computation of the process that imports it "
             "changes"
         )

@@ -1,15 +1,22 @@
-"""PyTorch's process-wide numeric settings, which a kernel module must leave as it found them.
+"""The process's numeric settings, PyTorch's and the processor's, which a kernel module must leave as it
+found them.
 
 A module that sets TF32 matmuls, a lower float32 matmul precision, flush-to-zero or another default
 dtype when it is imported changes every computation of the process that imports it, the user's
 model's included, and forge's comparison, made in another process, never sees it (red team,
-2026-11-26: a softmax that set three of them at import passed). The candidate's runner takes these
-before the candidate is imported and reports any that differ after each command (candidate_runner).
-Flags that change only speed (cudnn.benchmark) are not numeric and not here.
+2026-11-26: a softmax that set three of them at import passed). So does one that leaves the calling
+thread's floating-point control changed: rounding toward +inf, or a trap on division by zero that kills
+the user's process at its first inf (a review, 2026-11-29: both passed). The candidate's runner takes
+these before the candidate is imported and reports any that differ after each command
+(candidate_runner). Flags that change only speed (cudnn.benchmark) are not numeric and not here.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
+import platform
 import warnings
 
 import torch
@@ -20,7 +27,28 @@ def _flushes_denormals() -> bool:
     return (torch.full((1,), 1e-39, dtype=torch.float32) * 1.0).item() == 0.0
 
 
+@functools.cache
+def _libm():
+    return ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+
+
+def _floating_point_control() -> str:
+    """The calling thread's floating-point control: rounding mode, which exceptions trap, flush-to-zero.
+    On x86-64 both units', the x87's control word and SSE's MXCSR (the C library's fegetround and
+    fegetexcept read the x87's alone, and a kernel may set MXCSR directly), without the status flags
+    that any computation sets."""
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        environment = ctypes.create_string_buffer(64)  # fenv_t: the x87's 28 bytes, then MXCSR
+        if _libm().fegetenv(environment) != 0:
+            raise OSError("fegetenv failed")
+        control = int.from_bytes(environment.raw[0:2], "little") & 0x0F3F  # traps, precision, rounding
+        mxcsr = int.from_bytes(environment.raw[28:32], "little") & 0xFFC0  # all but the status flags
+        return f"x87 control word {control:#06x}, MXCSR {mxcsr:#06x}"
+    return f"rounding mode {_libm().fegetround()}, traps {_libm().fegetexcept()}"
+
+
 _GETTERS = {
+    "floating-point control (rounding, traps, flush-to-zero)": _floating_point_control,
     "default dtype": torch.get_default_dtype,
     "autograd enabled": torch.is_grad_enabled,
     "anomaly detection": torch.is_anomaly_enabled,
