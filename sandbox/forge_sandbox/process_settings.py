@@ -47,8 +47,31 @@ def _floating_point_control() -> str:
     return f"rounding mode {_libm().fegetround()}, traps {_libm().fegetexcept()}"
 
 
+def _global_module_hooks() -> str:
+    """The hooks registered for every module of the process (torch.nn.modules.module's global registries:
+    register_module_forward_hook and its kin), by registry; a hook there reaches every layer of the
+    importing user's model (a review, 2026-11-29: every Linear's output scaled, every Dropout made the
+    identity, and the candidate passed)."""
+    registries = vars(torch.nn.modules.module)
+    held = {
+        name: len(value)
+        for name, value in registries.items()
+        if name.startswith("_global_") and isinstance(value, dict)
+    }
+    return ", ".join(f"{name}: {count}" for name, count in sorted(held.items()) if count) or "none"
+
+
 _GETTERS = {
     "floating-point control (rounding, traps, flush-to-zero)": _floating_point_control,
+    "global module hooks": _global_module_hooks,
+    # mixed precision switched on for the whole thread (a review, 2026-11-29: at import, so that a user's
+    # Linear returned bfloat16)
+    **{
+        f"autocast ({device})": (
+            lambda device=device: f"{torch.is_autocast_enabled(device)} {torch.get_autocast_dtype(device)}"
+        )
+        for device in ("cpu", "cuda")
+    },
     "default dtype": torch.get_default_dtype,
     "autograd enabled": torch.is_grad_enabled,
     "anomaly detection": torch.is_anomaly_enabled,
