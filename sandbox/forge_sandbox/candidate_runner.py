@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 import threading
 import time
 
@@ -218,6 +219,7 @@ class CandidateRunner:
 
     def _trial_made(self, inputs: list, variant: str, census: bool, partners: list | None) -> tuple:
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        seed = self._fresh_seed()
         threads = threading.active_count()
         launches = self.counter.count
         grad, called = variants.grad_enabled(variant), variants.as_called(inputs, variant)
@@ -263,6 +265,7 @@ class CandidateRunner:
         trial = {
             "threads_started": threading.active_count() - threads,
             "launches": self.counter.count - launches,
+            "reseeded": self._reseeded(seed),
             "output_type": f"{type(out).__module__}.{type(out).__qualname__}",
             "exact_tensor": type(out) is torch.Tensor,
             "inputs_changed": [
@@ -277,6 +280,23 @@ class CandidateRunner:
         trial["storage_ok"] = out.untyped_storage().nbytes() >= out.numel() * out.element_size()
         trial["requires_grad"] = out.requires_grad
         return out, trial, record, bounds
+
+    def _fresh_seed(self) -> int:
+        """Seeds the process's global random number generators afresh, with a seed drawn here, before a
+        trial's call: a call that sets them to a state of its own (torch.manual_seed, a saved state put
+        back) then leaves another seed behind (_reseeded), whatever state it chose."""
+        seed = secrets.randbits(63)
+        torch.manual_seed(seed)
+        return seed
+
+    def _reseeded(self, seed: int) -> bool:
+        """Whether the call since _fresh_seed(``seed``) seeded a global generator again: every dropout mask
+        and every torch.randn of a user's process that imports it would repeat from call to call (a review,
+        2026-11-29: a GELU that called torch.manual_seed in its forward passed). Drawing from the generators
+        moves their state, never their seed."""
+        if torch.initial_seed() != seed:
+            return True
+        return self.device.type == "cuda" and torch.cuda.initial_seed() != seed
 
     def _companion_inputs(self, inputs: list) -> list[list]:
         """What the other thread of an ALONGSIDE trial calls the model on in turn, between its calls on the

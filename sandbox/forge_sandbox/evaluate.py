@@ -679,6 +679,13 @@ class _Pipeline:
             )
         if trial.get("threads_started", 0) != 0:
             raise Stop(REJECTED, "forward left a thread running: work outside the call is not allowed", stage="verify")
+        if trial.get("reseeded"):
+            raise Stop(
+                REJECTED,
+                f"{where}: forward seeded the process's global random number generator: every dropout mask and "
+                "random draw of a process that imports it would repeat from call to call",
+                stage="verify",
+            )
         if trial.get("inputs_changed"):
             raise Stop(
                 REJECTED,
