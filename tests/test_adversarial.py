@@ -698,6 +698,13 @@ def test_in_its_namespaces_the_candidate_finds_no_runners_cgroups():
     assert not any("cgroups in sight" in r for r in verdict.reasons), verdict.reasons
 
 
+def test_a_forward_that_changes_the_processs_thread_count_is_rejected():
+    # A review (2026-11-29): torch.set_num_threads(1) in forward passed; a user's model that imports it runs
+    # on one core from then on. Seen where the runner has more than one thread to lose.
+    verdict = cpu_eval("cheat_threads_set_to_one", task=REPO / "tasks" / "activation_gelu.py", threads=2)
+    assert verdict.status == "rejected" and "CPU threads: 2 -> 1" in verdict.reasons[0], verdict.reasons
+
+
 def test_a_candidate_that_takes_too_much_memory_is_killed_before_the_machine_runs_out():
     verdict = cpu_eval("cheat_hold_memory", static_checks=False, memory_gb=1.5)
     assert verdict.status == "rejected" and "GiB of memory" in verdict.reasons[0], verdict.reasons

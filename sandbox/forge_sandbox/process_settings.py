@@ -8,7 +8,8 @@ model's included, and forge's comparison, made in another process, never sees it
 thread's floating-point control changed: rounding toward +inf, or a trap on division by zero that kills
 the user's process at its first inf (a review, 2026-11-29: both passed). The candidate's runner takes
 these before the candidate is imported and reports any that differ after each command
-(candidate_runner). Flags that change only speed (cudnn.benchmark) are not numeric and not here.
+(candidate_runner). Flags that change only speed (cudnn.benchmark) are not numeric and not here; the
+CPU thread count is, since it sets the speed of everything else the importing process computes.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def _global_module_hooks() -> str:
 _GETTERS = {
     "floating-point control (rounding, traps, flush-to-zero)": _floating_point_control,
     "global module hooks": _global_module_hooks,
+    # not numeric, but the whole process's speed: a forward that set one thread passed (a review, 2026-11-29)
+    "CPU threads": torch.get_num_threads,
     # mixed precision switched on for the whole thread (a review, 2026-11-29: at import, so that a user's
     # Linear returned bfloat16)
     **{
