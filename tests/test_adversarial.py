@@ -711,6 +711,19 @@ def test_a_candidate_that_takes_too_much_memory_is_killed_before_the_machine_run
     assert cpu_eval("honest_triton", memory_gb=1.5).status == "passed"  # a kernel's own needs fit
 
 
+def test_a_candidate_the_kernel_kills_at_its_memory_groups_limit_is_rejected_for_its_memory(monkeypatch):
+    # On a loaded machine the host's watch (every 50 ms) can miss an allocation that crosses the limit and
+    # the memory group's hard limit 1 GiB above it: the kernel kills the runner, and that SIGKILL was a
+    # crash in the verdict (CI, 2026-11-29). With the watch put off, the kernel always kills first.
+    from forge_sandbox import host
+
+    monkeypatch.setattr(host, "WATCH_EVERY_S", 600.0)
+    verdict = cpu_eval("cheat_hold_memory", static_checks=False, memory_gb=1.5)
+    if "counted by the host" in verdict.environment.get("memory", ""):
+        pytest.skip(f"no memory cgroup here: {verdict.environment['memory']}")
+    assert verdict.status == "rejected" and "GiB of memory" in verdict.reasons[0], verdict.reasons
+
+
 def test_memory_that_no_process_maps_counts_too():
     # Red team round 8: 7 memfd files of 1.9 GiB each (under the 2 GiB a file may grow to, and in no
     # process's resident count) took 13.3 GiB of a 24 GiB machine and passed. The runner's memory

@@ -719,6 +719,10 @@ def _thread_seconds(pid: int, tid: int) -> float | None:
         return None
 
 
+# How often a ResourceWatch reads a candidate runner's memory and tasks, by default.
+WATCH_EVERY_S = 0.05
+
+
 class ResourceWatch:
     """A thread of the host's that kills a runner once its processes hold more memory, or more threads
     and processes, than allowed.
@@ -736,13 +740,14 @@ class ResourceWatch:
         runner: RunnerProcess,
         limit_bytes: int | None,
         max_tasks: int | None,
-        every_s: float = 0.05,
+        every_s: float | None = None,
         processes=None,
     ) -> None:
         """``None`` for a limit: that one is not enforced, only what the runner held is kept (``peak``).
         ``processes``: what to read in place of every process of the runner (its own first process alone,
         for a trusted runner that starts none, so that the watch costs one read, not a scan of /proc)."""
-        self.runner, self.limit, self.max_tasks, self.every_s = runner, limit_bytes, max_tasks, every_s
+        self.runner, self.limit, self.max_tasks = runner, limit_bytes, max_tasks
+        self.every_s = every_s or WATCH_EVERY_S
         self.processes = processes or runner.processes
         self.peak = 0  # the most memory its processes were seen to hold, in bytes
         self.charged = lambda: 0  # set once the runner is in a memory group (runner_cgroups)

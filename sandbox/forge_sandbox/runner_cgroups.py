@@ -84,6 +84,15 @@ class RunnerGroup:
         """memory: how many of the group's processes the kernel killed at the hard limit."""
         return self._stat("memory.events" if self.v2 else "memory.oom_control").get("oom_kill", 0)
 
+    def peak(self) -> int:
+        """memory: the most the group was ever charged, in bytes (the page cache of its files included);
+        0 where the kernel does not keep it."""
+        try:
+            with open(os.path.join(self.path, "memory.peak" if self.v2 else "memory.max_usage_in_bytes")) as f:
+                return int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
     def charged(self) -> int:
         """memory: the bytes of memory the group's processes hold that the kernel cannot just drop
         (anonymous and shared memory, memfd included; not the page cache of files read or written)."""

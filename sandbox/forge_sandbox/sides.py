@@ -502,9 +502,27 @@ class Sides:
             return Stop(INCORRECT, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
         if failure.kind in ("protocol", "limit"):
             return Stop(REJECTED, f"{stage}: {failure.message}", stage=stage, log_tail=tail)
+        over = self._killed_over_its_memory_limit()
+        if over:
+            return Stop(REJECTED, f"{stage}: {over}", stage=stage, log_tail=tail)
         last = _last_line(tail)
         return Stop(CRASHED, f"{stage}: {failure.message}{self.bounds_reached()}", f"last output: {last}" if last else "",
                     stage=stage, log_tail=tail)  # fmt: skip
+
+    def _killed_over_its_memory_limit(self) -> str:
+        """Why the candidate's runner, crashed, was killed for its memory ('' if it was not): the kernel
+        killed one of its processes at the group's hard limit, or the group was charged beyond the limit. The host's watch reads
+        every 50 ms and the group's hard limit lies 1 GiB above: an allocation that crosses both between two
+        readings on a loaded machine is killed by the kernel, and that kill was a crash in the verdict (CI,
+        2026-11-29)."""
+        if "memory" not in self.groups:
+            return ""
+        group, limit = self.groups["memory"], self.memory_limit()
+        peak = group.peak()
+        if not group.killed_for_memory() and peak <= limit:
+            return ""
+        held = f"{peak / 2**30:.1f} GiB of memory at their peak" if peak > limit else "more GiB of memory"
+        return f"its processes held {held}, more than the {limit / 2**30:.1f} GiB allowed{self.bounds_reached()}"
 
 
 def _over_budget(folders: list[str], pids: list[int]) -> str:
