@@ -510,19 +510,20 @@ class Sides:
                     stage=stage, log_tail=tail)  # fmt: skip
 
     def _killed_over_its_memory_limit(self) -> str:
-        """Why the candidate's runner, crashed, was killed for its memory ('' if it was not): the kernel
-        killed one of its processes at the group's hard limit, or the group was charged beyond the limit. The host's watch reads
-        every 50 ms and the group's hard limit lies 1 GiB above: an allocation that crosses both between two
-        readings on a loaded machine is killed by the kernel, and that kill was a crash in the verdict (CI,
-        2026-11-29)."""
+        """Why the crashed candidate runner was killed for its memory ('' if it was not): the kernel killed
+        one of its processes at the group's hard limit, or the group was charged beyond the limit. The
+        host's watch reads every 50 ms and the hard limit lies 1 GiB above the limit: an allocation that
+        crosses both between two readings on a loaded machine is killed by the kernel, and that kill was a
+        crash in the verdict (CI, 2026-11-29)."""
         if "memory" not in self.groups:
             return ""
-        group, limit = self.groups["memory"], self.memory_limit()
-        peak = group.peak()
+        group, limit = self.groups["memory"], self.memory_limit() / 2**30
+        peak = group.peak() / 2**30
         if not group.killed_for_memory() and peak <= limit:
             return ""
-        held = f"{peak / 2**30:.1f} GiB of memory at their peak" if peak > limit else "more GiB of memory"
-        return f"its processes held {held}, more than the {limit / 2**30:.1f} GiB allowed{self.bounds_reached()}"
+        held = (f"{peak:.1f} GiB of memory at their peak, more than the {limit:.1f} GiB allowed" if peak > limit
+                else f"more than the {limit:.1f} GiB of memory allowed")  # fmt: skip
+        return f"its processes held {held}{self.bounds_reached()}"
 
 
 def _over_budget(folders: list[str], pids: list[int]) -> str:

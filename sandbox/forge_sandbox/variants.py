@@ -429,18 +429,19 @@ def call_condition(variant: str, threads: int | None = None):
     if variant != OTHER_THREADS:
         yield
         return
-    own = torch.get_num_threads()
-    put_back = _set_threads(threads or other_thread_counts(own)[0])
+    own, runtimes = torch.get_num_threads(), _openmp_runtimes()
+    put_back = _set_threads(threads or other_thread_counts(own)[0], runtimes)
     try:
         yield
     finally:
         put_back()
-        _shrink_thread_pools(own)
+        _shrink_thread_pools(own, runtimes)
 
 
-def _set_threads(count: int):
-    """Sets the CPU threads of torch and of every OpenMP runtime in the process to ``count``, as a machine
-    with that many cores would have them; returns what puts them back.
+def _set_threads(count: int, openmp_runtimes: list):
+    """Sets the CPU threads of torch and of every OpenMP runtime in the process (``openmp_runtimes``,
+    _openmp_runtimes) to ``count``, as a machine with that many cores would have them; returns what puts
+    them back.
 
     Through the OpenMP runtimes themselves where torch parallelizes with one: torch.set_num_threads also
     makes a pthreadpool of that many workers at once, which stay when the count goes back down (66 idle
@@ -448,7 +449,7 @@ def _set_threads(count: int):
     window of its timed calls (the freezer stops and resumes every task of its group: an echo's window
     measured 41 us with none, 73 us beside 66, 2026-11-29), time the reference never pays. A kernel sees
     the count either way: torch.get_num_threads() and ATen's parallel regions are OpenMP's."""
-    runtimes = [(r, r.omp_get_max_threads()) for r in _openmp_runtimes()]
+    runtimes = [(r, r.omp_get_max_threads()) for r in openmp_runtimes]
     for runtime, _ in runtimes:
         runtime.omp_set_num_threads(count)
     own = None
@@ -493,12 +494,12 @@ def _openmp_runtimes() -> list:
 _SPLIT_ELEMENTS = 1 << 16
 
 
-def _shrink_thread_pools(own: int) -> None:
+def _shrink_thread_pools(own: int, openmp_runtimes: list) -> None:
     """Let the workers that a call at more threads left idle in torch's OpenMP pool exit (see
     _set_threads): the pool keeps them until its next parallel region at fewer threads, which a small
     task's timed calls may never enter. At one thread ATen makes no parallel region at all, so the region
     is made at two."""
-    put_back = _set_threads(max(own, 2))
+    put_back = _set_threads(max(own, 2), openmp_runtimes)
     try:
         torch.empty(_SPLIT_ELEMENTS).fill_(0.0)
     finally:
