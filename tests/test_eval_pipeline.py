@@ -148,13 +148,28 @@ def test_cpp_compile_error_keeps_the_compiler_output():
 def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
-    # 5 of its own inputs, 12 other layouts and distributions, those 12 again and one of its own with autograd
-    # on, one under inference mode, one at other CPU thread counts, one from another thread, one alongside
+    # 5 of its own inputs, 13 other layouts and distributions (NaN among them), 12 of those again and one of
+    # its own with autograd on, one under inference mode, one at other CPU thread counts, one from another thread, one alongside
     # another thread's calls, one in eval mode, one with frozen parameters and one served (both, under
     # inference mode); with one tensor input, no layouts that differ between inputs and nothing to pass for
     # another input
-    assert [c["trials"] for c in v.correctness] == [37]
+    assert [c["trials"] for c in v.correctness] == [38]
+    # tl.maximum(x, 0.0) returns 0 for NaN, as fmaxf does, where torch.relu returns NaN: warned of, not rejected
+    assert "nan" in v.correctness[0]["variants"] and v.correctness[0]["advisory_mismatch"] is True
+    assert [w for w in v.warnings if "does not carry NaN through" in w], v.warnings
     assert set(v.correctness[0]["variants_dropped"]) >= {"first_transposed", "others_transposed+autograd_on"}
+
+
+def test_a_kernel_that_turns_nan_into_a_number_passes_with_a_warning():
+    # A review (2026-11-29): a GELU that returned 0 for a NaN input passed unremarked; forge never drew a
+    # NaN. It computes every finite input right, as a ReLU through fmaxf does, so it is warned of, not
+    # rejected; a kernel that carries NaN through as PyTorch does gets no such warning
+    # (test_adversarial.test_honest_candidates_pass).
+    v = cpu_eval("honest_cpp_gelu_turning_nan_into_zero", task=REPO / "tasks" / "activation_gelu.py", timeout=300.0)
+    assert v.status == "passed", v.reasons
+    said = [w for w in v.warnings if "does not carry NaN through" in w]
+    assert len(said) == 1 and "NaN at" in said[0] and "one element in sixteen NaN" in said[0], v.warnings
+    assert v.correctness[0]["advisory_mismatch"] is True
 
 
 class _SidesWhereCudaNeeds:

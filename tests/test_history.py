@@ -143,6 +143,19 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
 )
 def test_an_exported_selftest_checks_what_forge_checked(candidate, task, words, tmp_path):
     # A kernel that is right only on what forge used to generate (or only under forge) fails its selftest.
+    out = _selftest_of(candidate, task, tmp_path)
+    assert out.returncode != 0 and "AssertionError" in out.stderr and words in out.stderr, out.stderr[-3000:]
+
+
+def test_an_exported_selftest_warns_of_a_kernel_that_turns_nan_into_a_number(tmp_path):
+    # as forge's verdict does (test_eval_pipeline): warned of, not failed
+    out = _selftest_of("honest_cpp_gelu_turning_nan_into_zero", "activation_gelu", tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "differs from PyTorch's where the inputs hold NaN" in out.stderr, out.stderr[-3000:]
+
+
+def _selftest_of(candidate: str, task: str, tmp_path) -> subprocess.CompletedProcess:
+    """The exported module of a test candidate, its selftest run in a process without forge."""
     from forge.export import module_text
     from forge.store import source_hash
 
@@ -162,6 +175,5 @@ m.selftest(device="cpu", size="small")
 """
     # a user's environment: nothing of forge's in it
     env = {**{k: v for k, v in os.environ.items() if "FORGE" not in k}, "TRITON_INTERPRET": "1", "HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=300)  # fmt: skip
-    assert out.returncode != 0 and "AssertionError" in out.stderr and words in out.stderr, out.stderr[-3000:]
+    return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip

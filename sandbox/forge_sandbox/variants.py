@@ -36,7 +36,14 @@ enabled (trial_plan):
   the first element of every other row and one in eight elsewhere) and
   ``zeros`` (one element in four exactly zero, as after dropout, a ReLU or zero
   padding: standard-normal draws never hold one, and a kernel with a branch for
-  each sign that skips zero passed, 2026-11-27).
+  each sign that skips zero passed, 2026-11-27);
+* and, advisory only (ADVISORY), ``nan``: one element in NAN_SHARE NaN, as a
+  diverging model's activations are. PyTorch's ops carry a NaN through, which
+  is how a diverging run is noticed; a kernel that turns it into a number (a
+  ReLU through ``fmaxf``, a GELU whose polynomial returns 0) hides the
+  divergence, but computes every finite input right, so a mismatch there is a
+  warning in the verdict, never a rejection (a GELU that returned 0 for NaN
+  passed unremarked, a review, 2026-11-29).
 
 * the call's condition: at the base shape every trial above is made once more
   with autograd enabled, as in training's forward pass (``autograd_on``, and ``large+autograd_on`` and so
@@ -96,7 +103,10 @@ LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "
            "others_transposed", "aliased")  # fmt: skip
 # Layouts that differ between a task's inputs: which of its tensor inputs (in order) each stores transposed.
 MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
-DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked", "zeros")
+DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked", "zeros", "nan")
+# Distributions where a candidate that differs from the reference is warned of, not rejected (module doc);
+# the reference's non-finite output there is what the candidate is compared with, not a reason to drop it.
+ADVISORY = ("nan",)
 AUTOGRAD_ON = "autograd_on"
 INFERENCE_MODE = "inference_mode"
 OTHER_THREADS = "other_threads"
@@ -147,6 +157,7 @@ DESCRIPTIONS = {
     "positive": "absolute values of the inputs",
     "masked": "inputs with -inf where a mask would put it",
     "zeros": "inputs with one element in four exactly zero (as after dropout, a ReLU or zero padding)",
+    "nan": "inputs with one element in sixteen NaN (as a diverging model's activations)",
 }
 _WITH_AUTOGRAD = "+" + AUTOGRAD_ON
 _perf_counter = time.perf_counter  # bound before a candidate is imported, as timing.py does
@@ -161,16 +172,17 @@ _TRUSTED_CODE = tuple(os.path.join(path, "") for root in _ROOTS for path in {roo
 )
 MASKED_SHARE = 8  # one element in eight, besides the first of every other row
 ZEROS_SHARE = 4  # one element in four
+NAN_SHARE = 16
 
 
 def trial_plan(standard: int, with_variants: bool, under_autograd: bool = True) -> list[str]:
     """The variant of each verification trial: ``standard`` of the task's own inputs, then the others;
-    with ``under_autograd`` (the base shape's), each layout and distribution once more with autograd
-    enabled."""
+    with ``under_autograd`` (the base shape's), each layout and distribution but the advisory ones once more
+    with autograd enabled."""
     if not with_variants:
         return [STANDARD] * standard
     others = list(LAYOUTS) + list(DISTRIBUTIONS)
-    again = [v + _WITH_AUTOGRAD for v in others] if under_autograd else []
+    again = [v + _WITH_AUTOGRAD for v in others if v not in ADVISORY] if under_autograd else []
     return [STANDARD] * standard + others + list(CONDITIONS) + again
 
 
@@ -586,6 +598,8 @@ def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
                 x = x.masked_fill(_mask(x, seed + len(out)), float("-inf"))
             elif variant == "zeros":
                 x = x.masked_fill(_drawn(x, seed + len(out), ZEROS_SHARE).to(x.device), 0.0)
+            elif variant == "nan":
+                x = x.masked_fill(_drawn(x, seed + len(out), NAN_SHARE).to(x.device), float("nan"))
             else:
                 x = x.abs()
         out.append(x)
@@ -772,4 +786,4 @@ def acceptable(output, variant: str, standard_nonfinite: int) -> bool:
         return True
     if not isinstance(output, torch.Tensor):
         return False
-    return nonfinite(output) == 0 or standard_nonfinite > 0
+    return nonfinite(output) == 0 or standard_nonfinite > 0 or inputs_of(variant) in ADVISORY
