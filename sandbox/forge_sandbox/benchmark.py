@@ -756,8 +756,8 @@ def compiled_reason(graphs) -> str:
 
 def runner_evidence_problem(reply: dict, own_code_checks: bool = True) -> str:
     """What the candidate's runner saw in its own process (candidate_runner._evidence) that rejects it:
-    replaced timing primitives, forge's own code rebound, graphs torch.compile compiled, PyTorch's
-    numeric settings changed; ''. ``own_code_checks``: EvalOptions'."""
+    replaced timing primitives, forge's own code rebound, graphs torch.compile compiled, the process-wide
+    settings changed (process_settings); ''. ``own_code_checks``: EvalOptions'."""
     if reply.get("patched"):
         return f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}"
     if own_code_checks and reply.get("own_code_rebound"):
@@ -770,9 +770,9 @@ def runner_evidence_problem(reply: dict, own_code_checks: bool = True) -> str:
     changed = reply.get("settings_changed")
     if changed:
         return (
-            f"the process-wide numeric settings changed in the candidate's process ({'; '.join(map(str, changed))}): "
-            "a kernel module must leave them as it found them, or every computation of the process that imports it "
-            "changes"
+            f"the process-wide settings changed in the candidate's process ({'; '.join(map(str, changed))}): "
+            "a kernel module must leave them as it found them, or it changes the process that imports it (every "
+            "computation, its speed, the files it makes, the programs it runs)"
         )
     return ""
 

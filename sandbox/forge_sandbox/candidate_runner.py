@@ -64,7 +64,7 @@ class CandidateRunner:
         self.harness = ModelHarness(self.device)
         self.files = files  # what isolation.settle achieved, for the host's probe
         self.module = None
-        self.settings: dict[str, str] = {}  # PyTorch's numeric settings before the candidate was imported
+        self.settings: dict[str, str] = {}  # the process-wide settings before the candidate was imported
         self.own_code: list = []  # forge's own functions, classes and modules then (own_code)
         self.counter = census.LaunchCounter()
         self.payload = b""  # raw bytes to send after the next reply
@@ -383,7 +383,7 @@ class CandidateRunner:
 
     def _evidence(self) -> dict:
         """Timing primitives replaced since import, forge's own code rebound since (own_code), graphs
-        torch.compile compiled and PyTorch's numeric settings changed since import (process_settings)."""
+        torch.compile compiled and the process-wide settings changed since import (process_settings)."""
         bound, live = timing.bound_primitives(), timing.live_primitives()
         patched = [name for name in bound if live[name] is not bound[name]]
         settings = process_settings.changed(self.settings) if self.settings else []

@@ -1,23 +1,37 @@
-"""The process's numeric settings, PyTorch's and the processor's, which a kernel module must leave as it
-found them.
+"""The process-wide settings, PyTorch's, Python's, the processor's and the operating system's, which a
+kernel module must leave as it found them.
 
 A module that sets TF32 matmuls, a lower float32 matmul precision, flush-to-zero or another default
 dtype when it is imported changes every computation of the process that imports it, the user's
 model's included, and forge's comparison, made in another process, never sees it (red team,
 2026-11-26: a softmax that set three of them at import passed). So does one that leaves the calling
 thread's floating-point control changed: rounding toward +inf, or a trap on division by zero that kills
-the user's process at its first inf (a review, 2026-11-29: both passed). The candidate's runner takes
-these before the candidate is imported and reports any that differ after each command
-(candidate_runner). Flags that change only speed (cudnn.benchmark) are not numeric and not here; the
-CPU thread count is, since it sets the speed of everything else the importing process computes.
+the user's process at its first inf (a review, 2026-11-29: both passed). And one that changes the
+process itself: oneDNN or cuDNN switched off (a user's conv2d 2.5x slower), fp16 accumulation in cuBLAS,
+a umask of 0 (every file the user then makes writable by all), the calling thread pinned to one core,
+an attacker's folder first on PATH (a review, 2026-11-29: each passed). So every PyTorch backend switch
+is read, not a list of the known ones (_backend_switches), and the process's own state besides
+(_process_state). The candidate's runner takes these before the candidate is imported and reports any
+that differ after each command (candidate_runner). Flags that change only speed and that honest kernels
+set (cudnn.benchmark) are not here; the CPU thread count is, since it sets the speed of everything else
+the importing process computes.
 """
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import ctypes.util
 import functools
+import gc
+import inspect
+import os
 import platform
+import resource
+import signal
+import sys
+import threading
+import types
 import warnings
 
 import torch
@@ -80,45 +94,160 @@ _GETTERS = {
     "anomaly detection": torch.is_anomaly_enabled,
     "deterministic algorithms": torch.are_deterministic_algorithms_enabled,
     "float32 matmul precision": torch.get_float32_matmul_precision,
-    "torch.backends.cuda.matmul.allow_tf32": lambda: torch.backends.cuda.matmul.allow_tf32,
-    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
-        lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
-    ),
-    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
-        lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
-    ),
-    "torch.backends.cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
     "flush denormals to zero": _flushes_denormals,
     "default device": lambda: torch.get_default_device(),
-    # torch 2.9's per-backend precision (a fresh review, 2026-11-26: TF32 turned on this way unseen)
-    **{
-        f"torch.backends.{path}.fp32_precision".replace("backends..", "backends."): (
-            lambda path=path: _attribute(f"{path}.fp32_precision")
-        )
-        for path in (
-            "",
-            "cuda.matmul",
-            "cudnn",
-            "cudnn.conv",
-            "cudnn.rnn",
-            "mkldnn",
-            "mkldnn.matmul",
-            "mkldnn.conv",
-            "mkldnn.rnn",
-        )
-    },
+    "interop threads": torch.get_num_interop_threads,
+    "fill uninitialized memory (deterministic mode)": lambda: torch.utils.deterministic.fill_uninitialized_memory,
 }
 
 
-def _attribute(path: str):
-    value = torch.backends
-    for part in path.strip(".").split("."):
-        value = getattr(value, part)
-    return value
+# PyTorch's backend switches, read wherever they live (_backend_switches): descriptors on a backend module's
+# class, and these names, which some read through __getattr__ (torch.backends.cuda.matmul's, the
+# precision objects'); the switches that only pick among equally exact paths for speed, and that honest
+# kernels set, are left out (SPEED_ONLY).
+_SWITCH_NAMES = (
+    "enabled", "deterministic", "strategy", "immediate", "engine", "fp32_precision", "allow_tf32",
+    "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction", "allow_fp16_accumulation",
+)  # fmt: skip
+SPEED_ONLY = ("benchmark", "benchmark_limit")
+# A backend module's getters of its switches that are functions (torch.backends.cuda's scaled-dot-product
+# attention kernels, its preferred libraries, mha's fast path), by name.
+_GETTER_PREFIXES, _GETTER_SUFFIXES = ("preferred_", "get_fastpath"), ("_enabled", "_allowed")
+
+
+def _backend_switches() -> dict[str, object]:
+    """Every switch of every PyTorch backend module imported so far and of the objects they hold (the
+    cuda.matmul, conv and rnn settings), by its dotted name."""
+    found: dict[str, object] = {}
+    modules = [(name, module) for name, module in list(sys.modules.items())
+               if name == "torch.backends" or name.startswith("torch.backends.")]  # fmt: skip
+    objects = list(modules)
+    for name, module in modules:
+        for attribute, value in list(_own_attributes(module).items()):
+            if not attribute.startswith("_") and type(value).__module__.startswith("torch.backends") \
+                    and not isinstance(value, type) and not inspect.isroutine(value):  # fmt: skip
+                objects.append((f"{name}.{attribute}", value))
+    for name, holder in objects:
+        names = {a for a, d in vars(type(holder)).items()
+                 if not a.startswith("_") and hasattr(d, "__get__") and not inspect.isroutine(d)}  # fmt: skip
+        for attribute in sorted(names | set(_SWITCH_NAMES)):
+            if attribute in SPEED_ONLY:
+                continue
+            try:
+                value = getattr(holder, attribute)
+            except Exception:  # noqa: BLE001 - a switch this object does not have
+                continue
+            if value is None or isinstance(value, (bool, int, float, str)):
+                found[f"{name}.{attribute}"] = value
+        for attribute, getter in list(_own_attributes(holder).items()):
+            if inspect.isfunction(getter) and not attribute.startswith("_") and (attribute.startswith(_GETTER_PREFIXES) or attribute.endswith(
+                    _GETTER_SUFFIXES)) and not inspect.signature(getter).parameters:  # fmt: skip
+                try:
+                    found[f"{name}.{attribute}()"] = getter()
+                except Exception:  # noqa: BLE001 - a getter this build or machine cannot answer
+                    continue
+    return found
+
+
+def _own_attributes(holder) -> dict:
+    """A backend object's attributes; a module that torch.backends wraps in a class of its own (PropModule,
+    which reads the rest from the module it wraps, ``m``) with that module's."""
+    wrapped = vars(holder).get("m")
+    inner = vars(wrapped) if isinstance(wrapped, types.ModuleType) else {}
+    declared = vars(type(holder)) if isinstance(holder, types.ModuleType) else {}  # the precision objects
+    return {**inner, **declared, **vars(holder)}
+
+
+# Environment variables that a kernel's file may set for its own build (the architectures to compile
+# for, the compiler's parallel jobs) and that change nothing else a process does; and those PyTorch sets
+# itself while forge works (its profiler's, CUDA's lazy module loading).
+BUILD_VARIABLES = ("TORCH_CUDA_ARCH_LIST", "MAX_JOBS")
+TORCH_SETS = ("DISABLE_CUPTI_LAZY_REINIT", "TEARDOWN_CUPTI", "CUDA_MODULE_LOADING")
+
+
+_INSTALLED = tuple(
+    os.path.join(os.path.realpath(root), "")
+    for root in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+)
+
+
+def _umask() -> str:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return line.split()[1]
+    except OSError:
+        pass
+    return "unknown"
+
+
+@functools.cache
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _signal_handlers() -> dict[str, str]:
+    """Each signal's handler, by the signal's name: the native one's address (sigaction, which a C++
+    extension may set) and Python's, where one is set."""
+    held, action = {}, ctypes.create_string_buffer(256)  # struct sigaction: the handler comes first
+    for number in sorted(signal.valid_signals()):
+        native = "?"
+        if _libc().sigaction(int(number), None, action) == 0:
+            native = hex(int.from_bytes(action.raw[: ctypes.sizeof(ctypes.c_void_p)], sys.byteorder))
+        try:
+            python = signal.getsignal(number)
+        except (ValueError, OSError):
+            python = None
+        name = number.name if isinstance(number, signal.Signals) else f"signal {int(number)}"
+        held[f"{name}'s handler"] = native + (f", Python's {_identity(python)}" if callable(python) else "")
+    return held
+
+
+def _identity(value) -> str:
+    """Which object ``value`` is, as text: a replaced one differs, an unchanged one does not."""
+    return f"{type(value).__name__} at {id(value):#x}"
+
+
+def _process_state() -> dict[str, object]:
+    """The process's own state that a module can change for every later line of the importing process:
+    file-creation mask, working folder, environment, CPU affinity and priority, resource limits, signal
+    handlers, Python's hooks, import machinery, builtins, switch interval, recursion limit and collector."""
+    state: dict[str, object] = {
+        "file-creation mask (umask)": _umask(),
+        "working folder": os.getcwd(),
+        "CPU affinity": sorted(os.sched_getaffinity(0)),
+        "scheduling priority": os.getpriority(os.PRIO_PROCESS, 0),
+        "Python's thread switch interval": sys.getswitchinterval(),
+        "recursion limit": sys.getrecursionlimit(),
+        "garbage collector": (gc.isenabled(), gc.get_threshold()),
+        "Python's hooks (excepthook, displayhook, unraisablehook, breakpointhook, threading.excepthook)": [
+            _identity(hook)
+            for hook in (sys.excepthook, sys.displayhook, sys.unraisablehook, sys.breakpointhook, threading.excepthook)
+        ],  # fmt: skip
+        "standard streams": [_identity(stream) for stream in (sys.stdin, sys.stdout, sys.stderr)],
+        "import machinery (sys.meta_path, sys.path_hooks)": [_identity(x) for x in (*sys.meta_path, *sys.path_hooks)],
+        # but the installed packages' own folders, which setuptools adds (its vendored packages) when
+        # load_inline imports it
+        "sys.path": [entry for entry in sys.path if not os.path.realpath(entry).startswith(_INSTALLED)],
+    }
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            try:
+                state[f"resource limit {name}"] = resource.getrlimit(getattr(resource, name))
+            except (ValueError, OSError):
+                continue
+    for name, value in os.environ.items():
+        if name not in BUILD_VARIABLES + TORCH_SETS:
+            state[f"environment variable {name}"] = value
+    for name, value in vars(builtins).items():
+        state[f"builtins.{name}"] = _identity(value)
+    state.update(_signal_handlers())
+    return state
 
 
 def snapshot() -> dict[str, str]:
-    """Each setting this build of PyTorch can report, as text."""
+    """Each setting this build of PyTorch and this process can report, as text."""
     values = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TF32 flags' deprecation, into the log the verdict quotes
@@ -127,25 +256,39 @@ def snapshot() -> dict[str, str]:
                 values[name] = repr(getter())
             except Exception:  # noqa: BLE001 - a setting this build does not have is not compared
                 continue
+        values.update({f"torch.backends{name.removeprefix('torch.backends')}": repr(value)
+                       for name, value in _backend_switches().items()})  # fmt: skip
+    values.update({name: repr(value) for name, value in _process_state().items()})
     return values
 
 
 # Precision settings at their exact values: a module that sets one of these (TF32 off, as an honest
 # kernel's file may) asks for no less precision than the process had, and is not held to it.
-_EXACT = {
-    "float32 matmul precision": {"'highest'"},
-    "flush denormals to zero": {"False"},
-    **{name: {"False"} for name in _GETTERS if "allow_" in name},
-    **{name: {"'none'", "'ieee'"} for name in _GETTERS if name.endswith("fp32_precision")},
-}
+_EXACT = {"float32 matmul precision": {"'highest'"}, "flush denormals to zero": {"False"}}
+
+
+def _exact(name: str, value: str) -> bool:
+    if name.rsplit(".", 1)[-1].startswith("allow_"):
+        return value == "False"
+    if name.endswith("fp32_precision"):
+        return value in ("'none'", "'ieee'")
+    return value in _EXACT.get(name, ())
 
 
 def changed(before: dict[str, str]) -> list[str]:
-    """'name: before -> now' for each setting that differs from ``before``, but for a precision setting
-    moved to its exact value."""
+    """'name: before -> now' for each setting that differs from ``before`` (or was added or removed: an
+    environment variable, a builtin), but for a precision setting moved to its exact value. Values are
+    shortened: they may hold anything the candidate chose."""
     now = snapshot()
     return [
-        f"{name}: {value} -> {now[name]}"
-        for name, value in before.items()
-        if name in now and now[name] != value and now[name] not in _EXACT.get(name, ())
+        f"{name}: {_short(before.get(name, '(none)'))} -> {_short(now.get(name, '(none)'))}"
+        for name in sorted(before.keys() | now.keys(), key=lambda n: (n not in before, n))
+        if before.get(name) != now.get(name)
+        and not (name in now and _exact(name, now[name]))
+        # a backend module first imported after the snapshot brings switches at their defaults
+        and (name in before or not name.startswith("torch.backends"))
     ]
+
+
+def _short(value: str, limit: int = 120) -> str:
+    return value if len(value) <= limit else value[: limit - 3] + "..."
