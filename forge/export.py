@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import inspect
 import json
-import keyword
-import re
 
 from forge import __version__
 from forge.history import leaderboard
 from forge.store import Store, source_hash
 from forge_sandbox import static_check, variants, weights
+from forge_sandbox.taskfile import export_name, kernel_module_name
 
 
 class ExportError(ValueError):
@@ -40,14 +39,6 @@ def choose(store: Store, task: str, device: str | None = None) -> dict:
         raise ExportError(f"task {task!r} has winners on several devices ({devices}): pick one with --device")
     # Several rows on one device mean the task file changed between runs: its latest version wins.
     return max(rows, key=lambda r: r["evaluated_at"] or "")
-
-
-def export_name(task: str) -> str:
-    """A Python identifier for the task's function and custom op (KernelBench names start with a digit)."""
-    name = re.sub(r"\W", "_", task).strip("_") or "kernel"
-    if not name.isidentifier() or keyword.iskeyword(name):
-        name = "k_" + name
-    return name
 
 
 def render_module(store: Store, row: dict) -> str:
@@ -79,6 +70,7 @@ def module_text(name: str, provenance: dict, candidate_code: str, task_code: str
         speedup=provenance["speedup"],
         device=provenance["device"],
         name=name,
+        kernel_module=kernel_module_name(provenance["task"]),
         provenance=json.dumps(provenance, indent=4),
         candidate_source=repr(candidate_code),
         task_source=repr(task_code),
@@ -99,6 +91,7 @@ reference; `PROVENANCE` says where it came from.
 
 import json
 import os
+import sys
 import types
 import warnings
 
@@ -129,16 +122,25 @@ def _exec(source, name):
         with open(temporary, "w") as f:
             f.write(source)
         os.replace(temporary, path)
+    # made as forge's runner made the kernel's module (the same name, a plain module in sys.modules):
+    # nothing about its own module tells a kernel which of the two it runs in
     module = types.ModuleType(name)
     module.__file__ = path
+    sys.modules[name] = module
     exec(compile(source, path, "exec"), module.__dict__)
     return module
 
 
 def _load_kernel():
-    # Compiled extensions (load_inline) build once, into a cache of this module's own.
+    # Compiled extensions (load_inline) build once, into a cache of this module's own; the variable is
+    # set for the import alone, so that the user's own builds afterwards go where they went before.
+    before = os.environ.get("TORCH_EXTENSIONS_DIR")
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(_CACHE, "torch_extensions"))
-    return _exec(_CANDIDATE_SOURCE, "forge_export_{name}_kernel")
+    try:
+        return _exec(_CANDIDATE_SOURCE, "{kernel_module}")
+    finally:
+        if before is None:
+            os.environ.pop("TORCH_EXTENSIONS_DIR", None)
 
 
 _kernel = _load_kernel()
@@ -151,8 +153,9 @@ def _default_model(device):
     """ModelNew built with the task's own constructor arguments (and its seed-0 parameters)."""
     global _default
     if _default is None or _default[0] != device:
-        torch.manual_seed(0)
-        _default = (device, ModelNew(*_task.get_init_inputs()).to(device))
+        with torch.random.fork_rng(devices=[]):  # the user's random state is theirs: drawn from, never reseeded
+            torch.manual_seed(0)
+            _default = (device, ModelNew(*_task.get_init_inputs()).to(device))
     return _default[1]
 
 
@@ -164,8 +167,9 @@ def _op(inputs: list[torch.Tensor]) -> torch.Tensor:
 @_op.register_fake
 def _(inputs):
     # The reference's own PyTorch code, run on fake tensors, gives the output's shape and dtype.
-    torch.manual_seed(0)
-    return _task.Model(*_task.get_init_inputs())(*inputs)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return _task.Model(*_task.get_init_inputs())(*inputs)
 
 
 def {name}(*inputs):

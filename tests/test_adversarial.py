@@ -134,6 +134,7 @@ CHEATS = {
     "cheat_global_forward_hook": {"rejected"},
     "cheat_backends_switched_off_on_import": {"rejected"},
     "cheat_process_state_left_changed": {"rejected"},
+    "cheat_right_only_under_forges_module_name": {"incorrect"},
     "cheat_reseeds_each_call": {"rejected"},
     "cheat_rng_state_put_back_each_call": {"rejected"},
     # ... and a kernel that reads its input from the start of the tensor's storage
@@ -297,6 +298,7 @@ TASK_OF = {
     "cheat_global_forward_hook": REPO / "tasks" / "activation_gelu.py",
     "cheat_backends_switched_off_on_import": REPO / "tasks" / "activation_gelu.py",
     "cheat_process_state_left_changed": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_under_forges_module_name": REPO / "tasks" / "activation_gelu.py",
     "cheat_reseeds_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_rng_state_put_back_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_storage_read_from_its_start": REPO / "tasks" / "softmax_rows.py",
@@ -453,6 +455,7 @@ RUNTIME_ONLY = {
     "cheat_global_forward_hook": "global module hooks: 'none' -> '_global_forward_hooks: 1'",
     "cheat_backends_switched_off_on_import": "torch.backends.mkldnn.enabled: True -> False",
     "cheat_process_state_left_changed": "file-creation mask (umask): ",
+    "cheat_right_only_under_forges_module_name": "outside tolerance",
     "cheat_reseeds_each_call": "seeded the process's global random number generator",
     "cheat_rng_state_put_back_each_call": "seeded the process's global random number generator",
     "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",

@@ -69,7 +69,7 @@ def test_prefixes_are_not_prices():
 
 
 def test_export_names_are_identifiers():
-    from forge.export import export_name
+    from forge_sandbox.taskfile import export_name
 
     assert export_name("1_Square_matrix_multiplication_") == "k_1_Square_matrix_multiplication"
     assert export_name("softmax_rows") == "softmax_rows" and export_name("class") == "k_class"

@@ -62,14 +62,22 @@ def test_export_writes_a_module_that_works_without_forge(finished_run, tmp_path)
 import importlib.util, json, sys
 sys.modules["forge"] = None            # forge is not importable here
 sys.modules["forge_sandbox"] = None
+import os
 import torch
+extensions_dir = os.environ.get("TORCH_EXTENSIONS_DIR")
 spec = importlib.util.spec_from_file_location("exported", {str(module_path)!r})
 m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
+# the user's process as it was: its build folder, its random state (forge's runner named the kernel's
+# module as this one does: taskfile.kernel_module_name)
+assert os.environ.get("TORCH_EXTENSIONS_DIR") == extensions_dir
+assert sys.modules["forge_export_scale_add_kernel"] is m._kernel and m._kernel.__spec__ is None
 assert m.selftest(device="cpu", size="small")
 x, y = torch.randn(3000), torch.randn(3000)
 want = x * 2.0 + y
+torch.manual_seed(1234)
 assert torch.allclose(m.scale_add(x, y), want)
+assert torch.initial_seed() == 1234 and torch.equal(torch.rand(3), torch.manual_seed(1234) and torch.rand(3))
 assert torch.allclose(m.ModelNew(2.0)(x, y), want)
 compiled = torch.compile(m.scale_add, backend="aot_eager", fullgraph=True)
 assert torch.allclose(compiled(x, y), want)

@@ -36,15 +36,16 @@ from forge_sandbox.runner import ModelHarness, cpu, profile_kernels, to_device
 _perf_counter = time.perf_counter  # bound before the candidate is imported
 
 
-def import_candidate(path: str):
-    """Import the candidate (this is where load_inline compiles) with the census hooks in place.
+def import_candidate(path: str, module_name: str | None = None):
+    """Import the candidate (this is where load_inline compiles) with the census hooks in place, as the
+    module ``module_name`` (taskfile.kernel_module_name: an exported module's kernel's name).
 
     The profiled run (profile_target.py) imports it the same way, so that the same compile flags
     hit the same build cache. Returns the module and the launch counter."""
     with open(path) as f:
         source = f.read()
     counter = census.install(static_check.check_source(source).backends)
-    module = taskfile.load_module(path, "candidate")
+    module = taskfile.load_module(path, "candidate", source=source, name=module_name)
     if not callable(getattr(module, "ModelNew", None)):
         raise LookupError("the candidate defines no ModelNew class")
     return module, counter
@@ -105,7 +106,7 @@ class CandidateRunner:
             instances += [self.channel, self.channel.reader]
             pinned += [(self.channel, ("reader", "reply_fd"))]
         self.own_code = own_code.snapshot(instances=tuple(instances), pinned=tuple(pinned))
-        self.module, self.counter = import_candidate(msg["candidate"])
+        self.module, self.counter = import_candidate(msg["candidate"], msg.get("module"))
         return self._evidence()
 
     def cmd_setup(self, msg: dict) -> dict:

@@ -43,7 +43,7 @@ from forge_sandbox import (
 )
 from forge_sandbox.benchmark import CANDIDATE, COMPILED, EAGER, Benchmark, runner_evidence_problem
 from forge_sandbox.sides import Malformed, RunnerOptions, Sides, expect, outputs_limit
-from forge_sandbox.taskfile import TaskError, resolve_size
+from forge_sandbox.taskfile import TaskError, kernel_module_name, resolve_size
 from forge_sandbox.verdict import COMPILE_ERROR, INCORRECT, PASSED, REJECTED, Stop, Verdict, draw_seed, shortened
 
 # Each stage as it starts (`python -m forge_sandbox eval --verbose`): where a long evaluation is.
@@ -233,7 +233,8 @@ class _Pipeline:
             sides.read_library_bases()  # the loader's own, before the candidate's code can add decoys
         # The candidate compiles while the reference prepares.
         self.enter("compile")
-        sides.send_cand({"op": "load", "candidate": sides.candidate_copy}, "compile")
+        sides.send_cand({"op": "load", "candidate": sides.candidate_copy,
+                         "module": kernel_module_name(self.task)}, "compile")  # fmt: skip
         described = sides.ask_ref(
             {"op": "describe", "task": self.task, "task_source": self.task_source, "size": self.opt.size}
         )

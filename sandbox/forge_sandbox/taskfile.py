@@ -16,6 +16,8 @@ is a ``setattr`` on a freshly executed module.
 from __future__ import annotations
 
 import importlib.util
+import keyword
+import os
 import re
 import sys
 import uuid
@@ -43,14 +45,32 @@ class TaskError(Exception):
     """A task file that cannot be used; the message is one line naming what is wrong."""
 
 
-def load_module(path: str, kind: str, source: str | None = None) -> ModuleType:
-    """Execute a Python file as a fresh module with a unique name.
+def export_name(task: str) -> str:
+    """A Python identifier for a task's exported function and custom op (KernelBench names start with a
+    digit)."""
+    name = re.sub(r"\W", "_", task).strip("_") or "kernel"
+    if not name.isidentifier() or keyword.iskeyword(name):
+        name = "k_" + name
+    return name
+
+
+def kernel_module_name(task_path: str) -> str:
+    """The name the candidate's module runs under, in forge's runner and in the module ``forge export``
+    writes alike: a kernel that told the two apart by its ``__name__`` was right under forge and wrong
+    (or harmful, at import) in use, and its selftest could not see it (a review, 2026-11-29)."""
+    return f"forge_export_{export_name(os.path.splitext(os.path.basename(task_path))[0])}_kernel"
+
+
+def load_module(path: str, kind: str, source: str | None = None, name: str | None = None) -> ModuleType:
+    """Execute a Python file as a fresh module, with a unique name unless ``name``.
 
     With ``source``, that text is executed rather than whatever the file holds
     now: the host reads a task once, so that a candidate that rewrites the
-    task file on disk cannot change the reference it is judged against.
+    task file on disk cannot change the reference it is judged against; the
+    module is then made as an exported module makes it (a plain module, no
+    spec or loader).
     """
-    name = f"{kind}_{uuid.uuid4().hex[:8]}"
+    name = name or f"{kind}_{uuid.uuid4().hex[:8]}"
     if source is None:
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
