@@ -130,6 +130,10 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import shutil\nTOLD = shutil.disk_usage('/tmp').total", "reads shutil.disk_usage"),
         ("import os\nTOLD = len(os.listdir('/proc'))", "'/proc'"),
         ("import os\nHERE = os.getcwd()", "reads os.getcwd"),
+        # a review, 2026-11-29: what files exist, and the processors it may use, tell one process from another
+        ("import os\nTOLD = os.path.isdir(os.path.expanduser('~/.cache/forge_export'))", "reads os.path.isdir"),
+        ("from os.path import exists\nTOLD = exists('/x')", "imports os.path.exists"),
+        ("import os\nTOLD = len(os.sched_getaffinity(0))", "reads os.sched_getaffinity"),
         # the same review: a hook bound by assignment in a class body, and a TorchFunctionMode as a base class
         ("class M:\n    __torch_function__ = print", "assigns __torch_function__"),
         (

@@ -74,6 +74,12 @@ _HOW_IT_WAS_STARTED = {
     "sys.flags", "sys.executable", "os.getcwd", "os.getcwdb", "pathlib.Path.cwd", "pathlib.Path.home",
     "pathlib.Path.owner", "pathlib.Path.group", "os.stat", "os.lstat", "os.fstat", "os.statvfs", "os.fstatvfs",
     "shutil.disk_usage", "os.listdir", "os.scandir", "os.walk", "os.getloadavg",
+    # which files exist there, and how many processors it may use (a review, 2026-11-29: the exported
+    # module's own cache folder exists only in a user's process): probes as good as a listing
+    "os.path.exists", "os.path.lexists", "os.path.isfile", "os.path.isdir", "os.path.islink", "os.path.ismount",
+    "os.path.getsize", "os.path.getmtime", "os.path.getatime", "os.path.getctime", "os.access",
+    "os.path.expanduser", "os.path.expandvars", "glob.glob", "glob.iglob", "tempfile.gettempdir",
+    "tempfile.gettempdirb", "os.cpu_count", "os.process_cpu_count", "os.sched_getaffinity",
 }  # fmt: skip
 _STARTED_WHY = (
     "how its process was started, which process, user or machine it is and what lies around it are no kernel's "
