@@ -189,7 +189,8 @@ CHEATS = {
     "cheat_harness_swapped_in_through_gc": {"rejected"},
     # A fresh review, static check on (2026-11-29): the reference's windows slowed from the candidate's
     # namespaces through dnotify marks on its freezer folder, with the work moved out of the reported span
-    "cheat_reference_overhead_grown_by_dnotify": {"runtime_error"},
+    # (the static check now reads its file probes: RUNTIME_ONLY shows the runtime's refusal)
+    "cheat_reference_overhead_grown_by_dnotify": {"rejected", "runtime_error"},
     # A fresh review, static check on (2026-11-27): a code path only another shape takes, wrong on strides
     # and large inputs there (the variants ran at the base shape only); exact zeros left unwritten (no draw
     # held one); a ring of 256 outputs of its own (outputs were held across at most about 100 calls)
@@ -456,6 +457,8 @@ RUNTIME_ONLY = {
     "cheat_backends_switched_off_on_import": "torch.backends.mkldnn.enabled: True -> False",
     "cheat_process_state_left_changed": "file-creation mask (umask): ",
     "cheat_right_only_under_forges_module_name": "outside tolerance",
+    # seccomp refuses the file notifications (test_file_notifications_are_refused...)
+    "cheat_reference_overhead_grown_by_dnotify": ("Operation not permitted", "PermissionError"),
     "cheat_reseeds_each_call": "seeded the process's global random number generator",
     "cheat_rng_state_put_back_each_call": "seeded the process's global random number generator",
     "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",

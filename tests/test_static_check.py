@@ -134,6 +134,16 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import os\nTOLD = os.path.isdir(os.path.expanduser('~/.cache/forge_export'))", "reads os.path.isdir"),
         ("from os.path import exists\nTOLD = exists('/x')", "imports os.path.exists"),
         ("import os\nTOLD = len(os.sched_getaffinity(0))", "reads os.sched_getaffinity"),
+        # ... and the seed forge draws for a trial; registrations that outlive the import
+        ("import torch\nTOLD = torch.initial_seed() >= 2**32", "calls torch.initial_seed"),
+        ("import torch\nG = torch.default_generator.initial_seed()", "calls torch.default_generator.initial_seed"),
+        ('SRC = "auto s = at::detail::getDefaultCPUGenerator().current_seed();"', "(current_seed)"),
+        ("import sys\nsys.addaudithook(print)", "calls sys.addaudithook"),
+        ("import atexit, os\natexit.register(os._exit, 0)", "calls atexit.register"),
+        ("import numpy as np\nnp.seterr(all='raise')", "calls numpy.seterr"),
+        ("from torch.optim.optimizer import register_optimizer_step_pre_hook as h\nh(print)",
+         "calls torch.optim.optimizer.register_optimizer_step_pre_hook"),
+        ("import torch\ntorch.serialization.add_safe_globals([print])", "calls torch.serialization.add_safe_globals"),
         # the same review: a hook bound by assignment in a class body, and a TorchFunctionMode as a base class
         ("class M:\n    __torch_function__ = print", "assigns __torch_function__"),
         (

@@ -104,6 +104,21 @@ _TORCH_MACHINERY = (
     "torch.compile", "torch.jit", "torch.library", "torch.fx", "torch.export", "torch.overrides", "torch.profiler",
     "torch.autograd.profiler", "torch.utils._python_dispatch", "torch.utils._pytree",
 )  # fmt: skip
+# Registrations that last for the whole importing process and that no kernel needs (a review, 2026-11-29:
+# at import, a torch.load safe global that deletes folders, an optimizer hook that zeroes every learning
+# rate, an audit hook refusing name lookups, numpy's errors raising, logging disabled, an exit handler that
+# reports success); the runner reads what it can of them after every command too (process_settings), but
+# an audit hook or a fork handler can never be read or removed.
+_PROCESS_WIDE_REGISTRATIONS = {
+    "sys.addaudithook", "atexit.register", "os.register_at_fork", "torch.serialization.add_safe_globals",
+    "torch.optim.optimizer.register_optimizer_step_pre_hook", "torch.optim.optimizer.register_optimizer_step_post_hook",
+    "logging.disable", "numpy.seterr", "numpy.seterrcall", "torch.set_warn_always", "torch.seed", "torch.random.seed",
+    "torch.cuda.seed", "torch.cuda.seed_all",
+}  # fmt: skip
+# The random generators' seed and state, read: a kernel right only for the seeds forge draws (or only for
+# the small ones a user sets) passed (a review, 2026-11-29). A kernel draws from a generator; it never
+# needs to know how it was seeded.
+_SEED_READS = {"initial_seed", "get_rng_state", "get_rng_state_all"}
 # In C++/CUDA source strings: entry points that bypass PyTorch's dispatcher (and so the census), and
 # native threads that would run beside the other side's timing.
 _NATIVE_RED_FLAGS = {
@@ -155,6 +170,8 @@ _NATIVE_RED_FLAGS = {
     ".attr(": "reaches Python attributes from native code",
     "dlopen": "loads shared libraries at run time (a library's work is not the candidate's kernel)",
     "dlsym": "looks up functions of loaded libraries at run time",
+    "current_seed": "reads a random generator's seed (a kernel must behave the same whatever the seed)",
+    "initial_seed": "reads a random generator's seed (a kernel must behave the same whatever the seed)",
 }
 # Frames and what they hold: from an exception's traceback, a generator or a coroutine, the frames of
 # the code that called the candidate (forge's runner: its timing, staging and checksum) are a few
@@ -440,6 +457,12 @@ class _Visitor(ast.NodeVisitor):
                     self.flag(node, f"{name} with a computed name: what it reaches must be written out")
                 elif any(part.startswith("_") for part in argument.value.split(".")):
                     self.flag(node, f"{name}({argument.value!r}): private internals are not for kernels")
+        if self.resolved(node.func) in _PROCESS_WIDE_REGISTRATIONS:
+            self.flag(node, f"calls {self.resolved(node.func)}: it changes the whole process that imports the "
+                            "kernel, for as long as it lives")  # fmt: skip
+        if method in _SEED_READS:
+            self.flag(node, f"calls {name or method}: a kernel must behave the same whatever the random "
+                            "generators' seed and state")  # fmt: skip
         machinery = _torch_machinery(self.resolved(node.func))
         if machinery:
             self.flag(node, f"calls {self.resolved(node.func)}: {machinery}")
