@@ -135,6 +135,7 @@ CHEATS = {
     "cheat_backends_switched_off_on_import": {"rejected"},
     "cheat_process_state_left_changed": {"rejected"},
     "cheat_right_only_under_forges_module_name": {"incorrect"},
+    "cheat_process_registries_left_changed": {"rejected"},
     "cheat_reseeds_each_call": {"rejected"},
     "cheat_rng_state_put_back_each_call": {"rejected"},
     # ... and a kernel that reads its input from the start of the tensor's storage
@@ -300,6 +301,7 @@ TASK_OF = {
     "cheat_backends_switched_off_on_import": REPO / "tasks" / "activation_gelu.py",
     "cheat_process_state_left_changed": REPO / "tasks" / "activation_gelu.py",
     "cheat_right_only_under_forges_module_name": REPO / "tasks" / "activation_gelu.py",
+    "cheat_process_registries_left_changed": REPO / "tasks" / "activation_gelu.py",
     "cheat_reseeds_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_rng_state_put_back_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_storage_read_from_its_start": REPO / "tasks" / "softmax_rows.py",
@@ -457,6 +459,7 @@ RUNTIME_ONLY = {
     "cheat_backends_switched_off_on_import": "torch.backends.mkldnn.enabled: True -> False",
     "cheat_process_state_left_changed": "file-creation mask (umask): ",
     "cheat_right_only_under_forges_module_name": "outside tolerance",
+    "cheat_process_registries_left_changed": "global optimizer hooks: [0, 0] -> [1, 0]",
     # seccomp refuses the file notifications (test_file_notifications_are_refused...)
     "cheat_reference_overhead_grown_by_dnotify": ("Operation not permitted", "PermissionError"),
     "cheat_reseeds_each_call": "seeded the process's global random number generator",

@@ -20,6 +20,7 @@ the importing process computes.
 from __future__ import annotations
 
 import builtins
+import copyreg
 import ctypes
 import ctypes.util
 import functools
@@ -209,6 +210,67 @@ def _identity(value) -> str:
     return f"{type(value).__name__} at {id(value):#x}"
 
 
+def _catch_all(entry) -> bool:
+    """A warnings filter that applies to every warning of every module (``simplefilter("ignore")``), not a
+    library's own for one message or module."""
+    action, message, category, module, line = entry
+    return category is Warning and module is None and line == 0 and (message is None or not message.pattern)
+
+
+def _registries() -> dict[str, object]:
+    """Process-wide registries of PyTorch's and Python's that a module can add to for good at import (a
+    review, 2026-11-29: each of these passed): torch.load's safe globals (a checkpoint's call of
+    shutil.rmtree allowed), global optimizer hooks (every learning rate zeroed), autograd's default
+    saved-tensor hooks (gradients halved), exit handlers (a crashed job exits 0), the dispatch and
+    torch-function mode stacks, warnings silenced for all, numpy's error handling, logging disabled;
+    with the trace and profile functions and pickle's reducers. An audit hook or a fork handler cannot
+    be read at all: the static check refuses the calls that add them."""
+    numpy, logging = sys.modules.get("numpy"), sys.modules.get("logging")
+    optimizer = sys.modules.get("torch.optim.optimizer")
+    getters = {
+        "torch.load's safe globals": lambda: len(torch.serialization.get_safe_globals()),
+        "exit handlers (atexit)": _exit_handlers,
+        "torch function and dispatch mode stacks": lambda: (
+            torch._C._len_torch_function_stack(),
+            torch._C._len_torch_dispatch_stack(),
+        ),
+        "warn always": torch.is_warn_always_enabled,
+        "warnings filters that match every warning": lambda: [f[0] for f in warnings.filters if _catch_all(f)],
+        "trace and profile functions": lambda: [
+            _identity(f) for f in (sys.gettrace(), sys.getprofile(), threading.gettrace(), threading.getprofile())
+        ],
+        "pickle's reducers (copyreg)": lambda: len(copyreg.dispatch_table),
+        "global optimizer hooks": lambda: [
+            len(getattr(optimizer, name)) for name in ("_global_optimizer_pre_hooks", "_global_optimizer_post_hooks")
+        ],
+        "autograd's default saved-tensor hooks": lambda: [
+            _identity(h) for h in torch._C._autograd._top_saved_tensors_default_hooks(False) or ()
+        ],
+        "numpy's floating-point error handling": lambda: (
+            sorted(numpy.geterr().items()),
+            _identity(numpy.geterrcall()),
+        ),
+        "logging (disabled level, root level, root handlers)": lambda: (
+            logging.root.manager.disable,
+            logging.root.level,
+            [_identity(h) for h in logging.root.handlers],
+        ),
+    }
+    state: dict[str, object] = {}
+    for name, getter in getters.items():
+        try:
+            state[name] = getter()
+        except Exception:  # noqa: BLE001 - a registry this build (or a module not imported) does not have
+            continue
+    return state
+
+
+def _exit_handlers() -> int:
+    import atexit
+
+    return atexit._ncallbacks()
+
+
 def _process_state() -> dict[str, object]:
     """The process's own state that a module can change for every later line of the importing process:
     file-creation mask, working folder, environment, CPU affinity and priority, resource limits, signal
@@ -259,6 +321,8 @@ def snapshot() -> dict[str, str]:
         values.update({f"torch.backends{name.removeprefix('torch.backends')}": repr(value)
                        for name, value in _backend_switches().items()})  # fmt: skip
     values.update({name: repr(value) for name, value in _process_state().items()})
+    for name, value in _registries().items():
+        values[name] = repr(value)
     return values
 
 
