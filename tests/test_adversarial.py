@@ -136,6 +136,7 @@ CHEATS = {
     "cheat_process_state_left_changed": {"rejected"},
     "cheat_right_only_under_forges_module_name": {"incorrect"},
     "cheat_process_registries_left_changed": {"rejected"},
+    "cheat_wrong_on_memory_of_pytorchs_allocator": {"incorrect"},
     "cheat_reseeds_each_call": {"rejected"},
     "cheat_rng_state_put_back_each_call": {"rejected"},
     # ... and a kernel that reads its input from the start of the tensor's storage
@@ -302,6 +303,7 @@ TASK_OF = {
     "cheat_process_state_left_changed": REPO / "tasks" / "activation_gelu.py",
     "cheat_right_only_under_forges_module_name": REPO / "tasks" / "activation_gelu.py",
     "cheat_process_registries_left_changed": REPO / "tasks" / "activation_gelu.py",
+    "cheat_wrong_on_memory_of_pytorchs_allocator": REPO / "tasks" / "activation_gelu.py",
     "cheat_reseeds_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_rng_state_put_back_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_storage_read_from_its_start": REPO / "tasks" / "softmax_rows.py",
@@ -460,6 +462,7 @@ RUNTIME_ONLY = {
     "cheat_process_state_left_changed": "file-creation mask (umask): ",
     "cheat_right_only_under_forges_module_name": "outside tolerance",
     "cheat_process_registries_left_changed": "global optimizer hooks: [0, 0] -> [1, 0]",
+    "cheat_wrong_on_memory_of_pytorchs_allocator": "outside tolerance",
     # seccomp refuses the file notifications (test_file_notifications_are_refused...)
     "cheat_reference_overhead_grown_by_dnotify": ("Operation not permitted", "PermissionError"),
     "cheat_reseeds_each_call": "seeded the process's global random number generator",
@@ -484,7 +487,8 @@ RUNTIME_ONLY = {
     # the runner's launch counter is in closures, no longer an attribute of the extension's wrapper
     "cheat_interpreter_spans_forged_through_the_extension_wrapper": "has no attribute '_counter'",
     "cheat_wrong_only_when_served": "(as a model is served)",
-    "cheat_fast_path_for_storage_that_cannot_resize": "(inputs x 100)",
+    # (wrong on memory that cannot resize: wherever verification lays a large or masked trial out there)
+    "cheat_fast_path_for_storage_that_cannot_resize": ("(inputs x 100", "(inputs with -inf where a mask would put it)"),
 }
 
 

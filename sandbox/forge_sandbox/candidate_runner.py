@@ -130,7 +130,7 @@ class CandidateRunner:
         seen meanwhile; with ``split``, the time of the candidate's own launches in one call (_split)."""
         h = self.harness
         group = protocol.load_tensors(msg["verify_inputs"])
-        h.load_trials([group[k] for k in msg["kept"]], msg["variants"])
+        h.load_trials([group[k] for k in msg["kept"]], msg["variants"], msg.get("staged"))
         # Every output is held as returned until all of the group's trials have run, as a caller keeps a
         # result while it makes the next: a kernel that writes each call's result into one buffer of its
         # own shows the last trial's result for all of them. The configuration's outputs stay held after

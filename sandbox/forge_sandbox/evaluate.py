@@ -482,6 +482,7 @@ class _Pipeline:
             limit = outputs_limit(expected + expected + [expected[p] for p in partners for _ in range(2)])
             message = {"op": "forward", "verify_inputs": forward["verify_inputs"],
                        "kept": [i - start for i in kept], "variants": [plan[i] for i in kept],
+                       "staged": [variants.in_staged_memory(plan, i) for i in kept],
                        "split": config == 0 and start == 0}  # fmt: skip
             reply, actual = self._ask_verify(message, limit, trials=list, censused_trials=list)
             trials, censused_trials = reply["trials"], reply["censused_trials"]

@@ -221,15 +221,15 @@ def _registries() -> dict[str, object]:
     """Process-wide registries of PyTorch's and Python's that a module can add to for good at import (a
     review, 2026-11-29: each of these passed): torch.load's safe globals (a checkpoint's call of
     shutil.rmtree allowed), global optimizer hooks (every learning rate zeroed), autograd's default
-    saved-tensor hooks (gradients halved), exit handlers (a crashed job exits 0), the dispatch and
-    torch-function mode stacks, warnings silenced for all, numpy's error handling, logging disabled;
-    with the trace and profile functions and pickle's reducers. An audit hook or a fork handler cannot
-    be read at all: the static check refuses the calls that add them."""
+    saved-tensor hooks (gradients halved), the dispatch and torch-function mode stacks, warnings
+    silenced for all, numpy's error handling, logging disabled; with the trace and profile functions and
+    pickle's reducers. An audit hook or a fork handler cannot be read at all, nor an exit handler told
+    from the ones Triton adds as it works (a crashed job made to exit 0): the static check refuses the
+    calls that add them."""
     numpy, logging = sys.modules.get("numpy"), sys.modules.get("logging")
     optimizer = sys.modules.get("torch.optim.optimizer")
     getters = {
         "torch.load's safe globals": lambda: len(torch.serialization.get_safe_globals()),
-        "exit handlers (atexit)": _exit_handlers,
         "torch function and dispatch mode stacks": lambda: (
             torch._C._len_torch_function_stack(),
             torch._C._len_torch_dispatch_stack(),
@@ -263,12 +263,6 @@ def _registries() -> dict[str, object]:
         except Exception:  # noqa: BLE001 - a registry this build (or a module not imported) does not have
             continue
     return state
-
-
-def _exit_handlers() -> int:
-    import atexit
-
-    return atexit._ncallbacks()
 
 
 def _process_state() -> dict[str, object]:

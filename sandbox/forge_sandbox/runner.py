@@ -36,6 +36,18 @@ from forge_sandbox import hosted_calls, op_census, protocol, taskfile, timing, v
 CANDIDATE_FILE_LIMIT = 2 * 2**30
 
 
+def _own_memory(values: list) -> list:
+    """Each tensor of ``values`` copied into memory of PyTorch's allocator (resizable, as a user's is), as
+    it was laid out."""
+    out = []
+    for x in values:
+        if isinstance(x, torch.Tensor) and not x.is_sparse:
+            copy = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device).copy_(x)
+            x = copy.requires_grad_(x.requires_grad) if x.is_floating_point() else copy
+        out.append(x)
+    return out
+
+
 def to_device(values: list, device: torch.device) -> list:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
@@ -70,12 +82,19 @@ class ModelHarness:
         self.pool = [to_device(s, self.device) for s in pool]
         self.trials, self.variants, self.first_trial = [], [], []
 
-    def load_trials(self, trials: list[list], variant_names: list[str]) -> None:
+    def load_trials(self, trials: list[list], variant_names: list[str], staged: list[bool] | None = None) -> None:
         """One group of verification trials, in place of the last; the configuration's first trial is
-        kept (a standard one, made again after new weights, profiled and split: its inputs alone)."""
+        kept (a standard one, made again after new weights, profiled and split: its inputs alone).
+
+        On the CPU, where timed inputs lie in memory the host stages (hosted_calls), each trial's inputs
+        lie either there too or, where ``staged`` says not (variants.in_staged_memory), in memory of
+        PyTorch's allocator, as a user's tensors do: each kind of memory has properties a kernel can read
+        (a storage that can be resized, or not), and a kernel right on one kind alone passed, 2026-11-28
+        (on the allocator's) and 2026-11-29 (on the host's)."""
         self.variants = list(variant_names)
-        if self.device.type == "cpu":  # where timed inputs lie in memory the host stages (hosted_calls)
-            trials = [hosted_calls.laid_out_as_staged(s) for s in trials]
+        if self.device.type == "cpu":
+            trials = [hosted_calls.laid_out_as_staged(s) if staged is None or staged[k] else _own_memory(s)
+                      for k, s in enumerate(trials)]  # fmt: skip
         self.trials = [variants.apply_layout(to_device(s, self.device), v) for s, v in zip(trials, variant_names)]
         if not self.first_trial and self.trials:
             self.first_trial = self.trials[0]

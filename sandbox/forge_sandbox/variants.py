@@ -186,6 +186,20 @@ def trial_plan(standard: int, with_variants: bool, under_autograd: bool = True) 
     return [STANDARD] * standard + others + list(CONDITIONS) + again
 
 
+def in_staged_memory(plan: list[str], i: int) -> bool:
+    """Whether trial ``i``'s inputs lie, on the CPU, in memory laid out as the host stages a timed call's
+    (runner.ModelHarness.load_trials), or else in PyTorch's allocator's, as a user's do: of a layout or
+    distribution verified twice (with autograd on too) one call in each; of every other trial, every
+    other one. A kernel that reads which kind it was given (whether its storage can be resized) and is
+    wrong on one of them meets it."""
+    variant = plan[i]
+    if variant.endswith(_WITH_AUTOGRAD):
+        return True
+    if variant + _WITH_AUTOGRAD in plan:
+        return False
+    return i % 2 == 1
+
+
 def grad_enabled(variant: str) -> bool:
     """Whether a trial's call is made with autograd enabled; every other call of forge's is made under
     ``torch.no_grad``."""
