@@ -185,8 +185,14 @@ def selftest(device=None, size="default", trials=3):
     CONFIGS, or SMALL and SMALL_CONFIGS): ``trials`` sets of fresh inputs, then every other memory
     layout, value distribution and calling condition that the reference accepts (at the base shape
     each layout and distribution with autograd on too), then fresh inputs again once new weights were
-    loaded into both models (as a checkpoint is); raises AssertionError on a mismatch."""
+    loaded into both models (as a checkpoint is); raises AssertionError on a mismatch. The process's random
+    state is put back afterwards: the trials seed the generators, the caller's draws are theirs."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        return _selftest(device, size, trials)
+
+
+def _selftest(device, size, trials):
     variants = _exec(_VARIANTS_SOURCE, "forge_export_{name}_variants")
     weights = _exec(_WEIGHTS_SOURCE, "forge_export_{name}_weights")
     task = _exec(_TASK_SOURCE, "forge_export_{name}_selftest")
