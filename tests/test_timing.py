@@ -253,7 +253,7 @@ def test_a_cpu_group_counts_the_children_the_kernel_reaped_itself():
 
 
 def test_a_helper_per_call_that_the_kernel_reaps_is_a_core_of_the_candidates():
-    verdict = cpu_eval("cheat_autoreaped_helper", task="slow_running_max", static_checks=False)
+    verdict = cpu_eval("cheat_autoreaped_helper", task="slow_running_max", static_checks=False, timeout=180.0)
     assert verdict.status == "rejected", verdict.reasons
     # Its SIGCHLD handler, left ignored from import on, is now a process-wide setting a module must leave as
     # it found it (process_settings), which rejects it at import, before the host's count of its cores
