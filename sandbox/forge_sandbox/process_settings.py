@@ -312,11 +312,8 @@ def snapshot() -> dict[str, str]:
                 values[name] = repr(getter())
             except Exception:  # noqa: BLE001 - a setting this build does not have is not compared
                 continue
-        values.update({f"torch.backends{name.removeprefix('torch.backends')}": repr(value)
-                       for name, value in _backend_switches().items()})  # fmt: skip
-    values.update({name: repr(value) for name, value in _process_state().items()})
-    for name, value in _registries().items():
-        values[name] = repr(value)
+        values.update({name: repr(value) for name, value in _backend_switches().items()})
+    values.update({name: repr(value) for name, value in {**_process_state(), **_registries()}.items()})
     return values
 
 
