@@ -184,8 +184,9 @@ def selftest(device=None, size="default", trials=3):
     """Re-verify against the task's reference as forge did, at each of its shapes (the base one and its
     CONFIGS, or SMALL and SMALL_CONFIGS): ``trials`` sets of fresh inputs, then every other memory
     layout, value distribution and calling condition that the reference accepts (at the base shape
-    each layout and distribution with autograd on too), then fresh inputs again once new weights were
-    loaded into both models (as a checkpoint is); raises AssertionError on a mismatch. The process's random
+    each layout and distribution with autograd on too), then fresh inputs on a second model built beside
+    the first and on the first again, and once new weights were loaded into both models (as a checkpoint
+    is); raises AssertionError on a mismatch. The process's random
     state is put back afterwards: the trials seed the generators, the caller's draws are theirs."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
@@ -216,16 +217,47 @@ def _selftest(device, size, trials):
     for seed, (put, where) in enumerate(steps, start=4321):
         with torch.no_grad():
             before = reference(*inputs)
+            kept = {{k: v.clone() for k, v in reference.state_dict().items()}}
             moves = weights.move_parameters(reference, seed=seed * 1000)
             try:
                 want = reference(*inputs)
             except Exception:
-                return True  # as forge does: where the moved weights break the reference, no kernel is held to them
-            if not moves or variants.nonfinite(want) > variants.nonfinite(before):
-                return True
+                want = None
+            # as forge does: where the moved weights break the reference, no kernel is held to them (and the
+            # reference's are put back, to match the kernel's again)
+            if not moves or want is None or variants.nonfinite(want) > variants.nonfinite(before):
+                reference.load_state_dict(kept)
+                break
             put(candidate, moves)
             _check(want, candidate(*inputs), declared, where)
+    _beside_another(task, device, weights, variants, reference, candidate, inputs, declared)
     return True
+
+
+def _beside_another(task, device, weights, variants, reference, candidate, inputs, declared):
+    """A second model of each, built beside the first with weights of its own (a checkpoint's), then the
+    first again: a network holds many modules of one kind, and a kernel that keeps state shared by every
+    instance (a registry of the modules built, a cache of weights keyed by their sizes) computes one
+    module's output with another's weights."""
+    init = task.get_init_inputs()
+    torch.manual_seed(2468)
+    reference2 = task.Model(*init).to(device)
+    torch.manual_seed(2468)
+    candidate2 = ModelNew(*init).to(device)
+    with torch.no_grad():
+        built = reference2(*inputs)
+        kept = {{k: v.clone() for k, v in reference2.state_dict().items()}}
+        moves = weights.move_parameters(reference2, seed=2468000)
+        try:
+            moved_well = variants.nonfinite(reference2(*inputs)) <= variants.nonfinite(built)
+        except Exception:
+            moved_well = False
+        if moves and moved_well:
+            weights.load_moved(candidate2, moves, checkpoint=reference2.state_dict())
+        else:  # as forge does: where the moved weights break the reference, both keep those they were built with
+            reference2.load_state_dict(kept)
+        _check(reference2(*inputs), candidate2(*inputs), declared, "a second model built beside the first")
+        _check(reference(*inputs), candidate(*inputs), declared, "the first model, once a second was built beside it")
 
 
 def _interpreted():

@@ -137,6 +137,9 @@ CHEATS = {
     "cheat_right_only_under_forges_module_name": {"incorrect"},
     "cheat_process_registries_left_changed": {"rejected"},
     "cheat_wrong_on_memory_of_pytorchs_allocator": {"incorrect"},
+    # A review, 2026-12-01: a registry of the modules built, shared by every instance of a width
+    "cheat_weights_of_the_latest_instance": {"incorrect"},
+    "cheat_weights_of_the_first_instance": {"incorrect"},
     "cheat_reseeds_each_call": {"rejected"},
     "cheat_rng_state_put_back_each_call": {"rejected"},
     # ... and a kernel that reads its input from the start of the tensor's storage
@@ -304,6 +307,8 @@ TASK_OF = {
     "cheat_right_only_under_forges_module_name": REPO / "tasks" / "activation_gelu.py",
     "cheat_process_registries_left_changed": REPO / "tasks" / "activation_gelu.py",
     "cheat_wrong_on_memory_of_pytorchs_allocator": REPO / "tasks" / "activation_gelu.py",
+    "cheat_weights_of_the_latest_instance": REPO / "tasks" / "fused_bias_silu_scale.py",
+    "cheat_weights_of_the_first_instance": REPO / "tasks" / "fused_bias_silu_scale.py",
     "cheat_reseeds_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_rng_state_put_back_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_storage_read_from_its_start": REPO / "tasks" / "softmax_rows.py",
@@ -463,6 +468,8 @@ RUNTIME_ONLY = {
     "cheat_right_only_under_forges_module_name": "outside tolerance",
     "cheat_process_registries_left_changed": "global optimizer hooks: [0, 0] -> [1, 0]",
     "cheat_wrong_on_memory_of_pytorchs_allocator": "outside tolerance",
+    "cheat_weights_of_the_latest_instance": "on the first ModelNew, once a second was built beside it",
+    "cheat_weights_of_the_first_instance": "on a second ModelNew built beside the first",
     # seccomp refuses the file notifications (test_file_notifications_are_refused...)
     "cheat_reference_overhead_grown_by_dnotify": ("Operation not permitted", "PermissionError"),
     "cheat_reseeds_each_call": "seeded the process's global random number generator",

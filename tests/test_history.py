@@ -148,6 +148,8 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
         ("cheat_zero_left_unwritten", "activation_gelu", "exactly zero (as after dropout, a ReLU or zero padding)"),
         ("cheat_channels_last_path_wrong", "maxpool2d", "stored channels-last (NHWC)"),
         ("cheat_shared_scratch_races_across_threads", "sum_dim", "while another thread called the same model"),
+        ("cheat_weights_of_the_latest_instance", "fused_bias_silu_scale", "once a second was built beside it"),
+        ("cheat_weights_of_the_first_instance", "fused_bias_silu_scale", "a second model built beside the first"),
     ],
 )
 def test_an_exported_selftest_checks_what_forge_checked(candidate, task, words, tmp_path):

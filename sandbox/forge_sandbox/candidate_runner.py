@@ -81,6 +81,7 @@ class CandidateRunner:
         self.earlier_shapes: list[list] = []
         self.init_inputs: list | None = None
         self.shape_kept = False
+        self.second_model = None  # a second ModelNew built beside the first (cmd_another), kept while it lives
 
     def cmd_hello(self, msg: dict) -> dict:
         """Before any candidate code: how its files are restricted, and whether CUDA works here."""
@@ -119,6 +120,7 @@ class CandidateRunner:
             self.earlier_shapes = []  # a model of other sizes: not its inputs
         self.init_inputs, self.shape_kept = init_inputs, False
         self.harness.load_pool(protocol.load_tensors(msg["pool_inputs"]))
+        self.second_model = None  # the last configuration's (cmd_another), let go before this one's is built
         self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
         return {}
 
@@ -349,6 +351,32 @@ class CandidateRunner:
         return {"trial": trial, "censused_trial": censused_trial, "ops": dict(record.counts),
                 "elements": dict(record.elements), "unmatched": unmatched, "by_order": by_order,
                 **self._evidence()}  # fmt: skip
+
+    def cmd_another(self, msg: dict) -> dict:
+        """A second ModelNew built beside the first under ``init_seed``, the reference's moved parameters
+        loaded into it (weights.load_moved, from the second reference's ``checkpoint``), and the
+        configuration's first trial run on it, then on the first model again, each as a user calls it
+        and then under the census: the four outputs on the pipe, in that order. The second model is
+        kept, as a network keeps its layers, until the next configuration."""
+        by_order: list = []
+        self.second_model = second = build_model(self.module, self.init_inputs, msg["init_seed"], self.device)
+        unmatched = []
+        if msg.get("moves"):
+            checkpoint = protocol.load_tensors(msg["checkpoint"]) if msg.get("checkpoint") else None
+            unmatched = weights.load_moved(second, msg["moves"], by_order, checkpoint)
+        first, calls = self.harness.model, []
+        for model in (second, first):
+            self.harness.model = model  # the model _trial calls
+            try:
+                calls.append(self._trial_twice(self.harness.first_trial))
+            finally:
+                self.harness.model = first
+        outputs = [out for plain, censused in calls for out in (plain[0], censused[0])]
+        self.payload = protocol.tensors_to_bytes([None if o is None else cpu(o).clone() for o in outputs])
+        return {"trials": [plain[1] for plain, _ in calls], "censused_trials": [censused[1] for _, censused in calls],
+                "ops": {str(k): dict(censused[2].counts) for k, (_, censused) in enumerate(calls)},
+                "elements": {str(k): dict(censused[2].elements) for k, (_, censused) in enumerate(calls)},
+                "unmatched": unmatched, "by_order": by_order, **self._evidence()}  # fmt: skip
 
     def _split(self) -> dict:
         """The host-clock time of one forward pass (outside the census) and of its own launches in it."""

@@ -441,6 +441,7 @@ class _Pipeline:
         if config == 0 and first is not None:
             output, split = first
             self._verify_reloaded(record)
+            self._verify_beside_another(record)
             self.timed = evidence.TimedShape(setup=setup, init_seed=init_seed, output_dtype=output.dtype,
                                              output_bytes=output.numel() * output.element_size(),
                                              overrides=record["overrides"],
@@ -649,6 +650,53 @@ class _Pipeline:
                                f"or loaded, or with a view of their memory then, keeps computing with it {when})")  # fmt: skip
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
             record[key] = True
+
+    def _verify_beside_another(self, record: dict) -> None:
+        """The configuration's first trial on a second model of the same kind, built beside the first
+        under another seed and given weights of its own (a checkpoint's, weights.py), then on the first
+        model again: a network holds many modules of one kind, each with its own weights. forge built one
+        model at a time, so a kernel that computed with the weights of another instance (a registry of the
+        modules built, keyed by their sizes; a cache of packed weights shared by every instance of a
+        shape) passed (a review, 2026-12-01: each layer of width 64 used the last one's bias)."""
+        sides = self.sides
+        init_seed = draw_seed()
+        second = sides.ask_ref({"op": "another", "init_seed": init_seed, "seed": draw_seed()})
+        (want_second, want_first), spreads = protocol.load_tensors(second["payload"])
+        limit = outputs_limit([want_second, want_second, want_first, want_first])
+        message = {"op": "another", "init_seed": init_seed, "moves": second["moves"],
+                   "checkpoint": second.get("checkpoint")}  # fmt: skip
+        reply, actual = self._ask_verify(message, limit, trials=list, censused_trials=list, unmatched=list,
+                                         by_order=list)  # fmt: skip
+        if len(actual) != 4 or len(reply["trials"]) != 2 or len(reply["censused_trials"]) != 2:
+            raise Malformed("verify", "the wrong number of outputs")
+        base = f"configuration 0 ({_describe_overrides(record['overrides'])}), trial 1 again"
+        weights_said = "with weights of its own, loaded as a checkpoint" if second["moves"] else \
+            f"with the weights it was built with ({second['skipped']})"  # fmt: skip
+        places = (f"{base}, on a second ModelNew built beside the first ({weights_said})",
+                  f"{base}, on the first ModelNew, once a second was built beside it")  # fmt: skip
+        wants = (want_second, want_first)
+        for k, where in enumerate(places):
+            calls = ((reply["trials"][k], actual[2 * k], ""),
+                     (reply["censused_trials"][k], actual[2 * k + 1], ", under the operator census"))  # fmt: skip
+            for trial, got, said in calls:
+                self._check_trial(trial, where + said)
+                ok, reason, _ = compare.compare_outputs(wants[k], got, self.tolerance, spreads[k])
+                if ok:
+                    continue
+                unmatched = [name for move in second["moves"] for name in move["names"]
+                             if name in reply["unmatched"]]  # fmt: skip
+                if k == 0 and unmatched:
+                    reason += (f" (ModelNew holds no parameter or buffer with the value of {', '.join(unmatched)} "
+                               "as it was built, as is, reshaped or transposed: a checkpoint's weights do not reach "
+                               "its kernels)")  # fmt: skip
+                else:
+                    reason += (" (a kernel that keeps state shared by every instance of the module, such as a "
+                               "registry of the modules built or a cache of weights keyed by their sizes, computes "
+                               "one module's output with another's weights)")  # fmt: skip
+                raise Stop(INCORRECT, f"{where + said}: {reason}", stage="verify")
+            reference = op_census.Record(second["ops"][str(k)], second["elements"][str(k)])
+            self._check_ops(reply["ops"].get(str(k)), reply["elements"].get(str(k)), reference, where)
+        record["beside_another"] = True
 
     def _recheck_held(self, held: HeldOutputs, deep: bool) -> int:
         """The configuration's held outputs read again once all its trials and more calls have run

@@ -30,6 +30,7 @@ class ReferenceRunner:
         self.task = None
         self.task_path = ""
         self.compiled = None  # torch.compile of the reference, once asked for
+        self.init_inputs: list = []  # the configuration's constructor arguments
         self.plan: list[str] = []  # the configuration's verification trials: each one's variant
         self.trial_seeds: list[int] = []  # and the seed its inputs are made from
         self.standard_nonfinite = 0  # the most non-finite outputs a trial of the task's own inputs gave
@@ -131,6 +132,7 @@ class ReferenceRunner:
         overrides = taskfile.configurations(probe, msg["size"])[msg["config"]]
         self.task, self.task_path = taskfile.load_task(path, overrides, msg.get("task_source")), path
         init_inputs = taskfile.call_task_function(self.task, "get_init_inputs", path)
+        self.init_inputs = init_inputs
         torch.manual_seed(msg["init_seed"])
         self.harness.model = self.task.Model(*to_device(init_inputs, self.device)).to(self.device)
         self.compiled = None
@@ -243,11 +245,56 @@ class ReferenceRunner:
             reply["checkpoint"] = self.path("checkpoint.pt")
         return reply
 
-    def _rounding_spread(self, inputs: list, out) -> tuple:
-        """The output's spread under rounding (variants.rounding_spread), and its share of the output
-        where that is unstable: then the spread is None, and no tolerance widens by it."""
+    def cmd_another(self, msg: dict) -> dict:
+        """A second Model of the configuration built beside the first, under ``init_seed``, its trainable
+        parameters moved by ``seed`` as a checkpoint of its own would move them (weights.py), and the
+        configuration's first trial run on it and then on the first model again: the moves, the moved
+        state as a checkpoint, both outputs with their rounding spreads (on the pipe) and the operators
+        of each call. A network holds many modules of one kind, each with weights of its own.
+
+        Where the moved weights make the reference raise or its output less finite, the second model
+        keeps the weights it was built with (``moves`` empty, ``skipped`` says why)."""
         h = self.harness
-        spread = variants.rounding_spread(lambda x: h.forward(h.model, x, census=False)[0], inputs, out)
+        inputs = h.first_trial
+        torch.manual_seed(msg["init_seed"])
+        second = self.task.Model(*to_device(self.init_inputs, self.device)).to(self.device)
+        built, _ = h.forward(second, inputs, census=False)
+        kept = [p.detach().to("cpu", copy=True) for p in second.parameters()]
+        moves, skipped = weights.move_parameters(second, int(msg["seed"])), ""
+        if moves:
+            try:
+                out, _ = h.forward(second, inputs, census=False)
+                if variants.nonfinite(out) > variants.nonfinite(built):
+                    skipped = "the reference's output is not finite with them"
+            except Exception as exc:
+                skipped = f"the reference raised {type(exc).__name__} with them"
+            if skipped:
+                with torch.no_grad():
+                    for p, value in zip(second.parameters(), kept):
+                        p.copy_(value)
+                moves = []
+        del kept
+        outputs, spreads, ops, elements = [], [], {}, {}
+        for k, model in enumerate((second, h.model)):  # in the order the candidate's runner calls them
+            out, record = h.forward(model, inputs, census=True)
+            spread, _ = self._rounding_spread(inputs, out, model)
+            outputs.append(cpu(out).clone())
+            spreads.append(None if spread is None else cpu(spread))
+            ops[str(k)], elements[str(k)] = dict(record.counts), dict(record.elements)
+        self.payload = protocol.tensors_to_bytes([outputs, spreads])
+        reply = {"moves": moves, "skipped": skipped, "ops": ops, "elements": elements}
+        if moves:
+            protocol.save_tensors(self.path("checkpoint.pt"), {k: cpu(v) for k, v in second.state_dict().items()})
+            reply["checkpoint"] = self.path("checkpoint.pt")
+        return reply
+
+    def _rounding_spread(self, inputs: list, out, model=None) -> tuple:
+        """The output's spread under rounding (variants.rounding_spread) of ``model`` (the harness's by
+        default), and its share of the output where that is unstable: then the spread is None, and no
+        tolerance widens by it."""
+        h = self.harness
+        model = h.model if model is None else model
+        spread = variants.rounding_spread(lambda x: h.forward(model, x, census=False)[0], inputs, out)
         share = None if spread is None else variants.unstable(spread, out)
         return (spread if share is None else None), share
 
