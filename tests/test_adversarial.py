@@ -140,6 +140,16 @@ CHEATS = {
     # A review, 2026-12-01: a registry of the modules built, shared by every instance of a width
     "cheat_weights_of_the_latest_instance": {"incorrect"},
     "cheat_weights_of_the_first_instance": {"incorrect"},
+    # and harm to the importing process: the generators seeded, registries and functions replaced, a shell in a flag
+    "cheat_python_and_numpy_generators_seeded_each_call": {"rejected"},
+    "cheat_torch_generator_seeded_at_import": {"rejected"},
+    "cheat_import_system_and_folders_redirected": {"rejected"},
+    "cheat_library_function_rebound": {"rejected"},
+    "cheat_torch_load_deserializer_registered": {"rejected"},
+    "cheat_environment_read_through_setdefault": {"rejected", "incorrect"},
+    "cheat_build_flag_runs_a_shell_command": {"rejected"},
+    "cheat_last_result_kept_for_the_same_tensor": {"incorrect"},
+    "cheat_files_changed_at_import": {"rejected"},
     "cheat_reseeds_each_call": {"rejected"},
     "cheat_rng_state_put_back_each_call": {"rejected"},
     # ... and a kernel that reads its input from the start of the tensor's storage
@@ -309,6 +319,15 @@ TASK_OF = {
     "cheat_wrong_on_memory_of_pytorchs_allocator": REPO / "tasks" / "activation_gelu.py",
     "cheat_weights_of_the_latest_instance": REPO / "tasks" / "fused_bias_silu_scale.py",
     "cheat_weights_of_the_first_instance": REPO / "tasks" / "fused_bias_silu_scale.py",
+    "cheat_python_and_numpy_generators_seeded_each_call": REPO / "tasks" / "activation_gelu.py",
+    "cheat_torch_generator_seeded_at_import": REPO / "tasks" / "activation_gelu.py",
+    "cheat_import_system_and_folders_redirected": REPO / "tasks" / "activation_gelu.py",
+    "cheat_library_function_rebound": REPO / "tasks" / "activation_gelu.py",
+    "cheat_torch_load_deserializer_registered": REPO / "tasks" / "activation_gelu.py",
+    "cheat_environment_read_through_setdefault": REPO / "tasks" / "activation_gelu.py",
+    "cheat_build_flag_runs_a_shell_command": REPO / "tasks" / "activation_gelu.py",
+    "cheat_last_result_kept_for_the_same_tensor": REPO / "tasks" / "activation_gelu.py",
+    "cheat_files_changed_at_import": REPO / "tasks" / "activation_gelu.py",
     "cheat_reseeds_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_rng_state_put_back_each_call": REPO / "tasks" / "activation_gelu.py",
     "cheat_storage_read_from_its_start": REPO / "tasks" / "softmax_rows.py",
@@ -470,6 +489,17 @@ RUNTIME_ONLY = {
     "cheat_wrong_on_memory_of_pytorchs_allocator": "outside tolerance",
     "cheat_weights_of_the_latest_instance": "on the first ModelNew, once a second was built beside it",
     "cheat_weights_of_the_first_instance": "on a second ModelNew built beside the first",
+    "cheat_python_and_numpy_generators_seeded_each_call": "(Python's random, numpy's)",
+    "cheat_torch_generator_seeded_at_import": "seeded or set at import",
+    "cheat_import_system_and_folders_redirected": "import path finders' kinds",
+    "cheat_library_function_rebound": "torch.nn.functional.gelu: rebound",
+    "cheat_torch_load_deserializer_registered": "torch.load's deserializers",
+    "cheat_environment_read_through_setdefault": "outside tolerance",
+    "cheat_build_flag_runs_a_shell_command": "built with flags that do more than compile",
+    "cheat_last_result_kept_for_the_same_tensor": "written in place (behind autograd's version counter)",
+    "cheat_files_changed_at_import": "shutil.rmtree: /tmp/a-users-checkpoints",
+    # the runner no longer starts with PYTHONSAFEPATH (its program takes the working folder off sys.path)
+    "cheat_right_only_with_safe_path": "outside tolerance",
     # seccomp refuses the file notifications (test_file_notifications_are_refused...)
     "cheat_reference_overhead_grown_by_dnotify": ("Operation not permitted", "PermissionError"),
     "cheat_reseeds_each_call": "seeded the process's global random number generator",
@@ -1495,9 +1525,8 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # written there (one would give the capabilities it holds there reach over the files its user owns
     # outside: for a forge run as root, every root-only file it can still see)
     "cheat_right_only_as_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
-    # the same class, told by the runner's interpreter flags (PYTHONSAFEPATH) or the owner of "/": what a
-    # process can learn of where it runs has no end, and a list of names is a speed bump
-    "cheat_right_only_with_safe_path": REPO / "tasks" / "activation_gelu.py",
+    # the same class, told by the owner of "/": what a process can learn of where it runs has no end, and a
+    # list of names is a speed bump
     "cheat_right_only_where_root_is_the_overflow_uid": REPO / "tasks" / "activation_gelu.py",
     # and by getuid() from C++: the host reads the extension's imports as built, but those rules, like the
     # static check's, reject only with it on

@@ -150,6 +150,8 @@ def test_datasette_canned_queries_run_on_a_real_database(finished_run, forge_hom
         ("cheat_shared_scratch_races_across_threads", "sum_dim", "while another thread called the same model"),
         ("cheat_weights_of_the_latest_instance", "fused_bias_silu_scale", "once a second was built beside it"),
         ("cheat_weights_of_the_first_instance", "fused_bias_silu_scale", "a second model built beside the first"),
+        ("cheat_wrong_through_the_exported_op", "activation_gelu", "through the op"),
+        ("cheat_last_result_kept_for_the_same_tensor", "activation_gelu", "written in place"),
     ],
 )
 def test_an_exported_selftest_checks_what_forge_checked(candidate, task, words, tmp_path):

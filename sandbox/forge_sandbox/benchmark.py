@@ -767,6 +767,12 @@ def runner_evidence_problem(reply: dict, own_code_checks: bool = True) -> str:
         )
     if reply.get("compiled_graphs"):
         return compiled_reason(reply["compiled_graphs"])
+    files = reply.get("files_changed")
+    if files:
+        return (
+            f"the candidate's code wrote, removed or changed files beyond its build caches and the temporary files "
+            f"it made ({'; '.join(map(str, files))}): the process that imports it would do the same to the user's"
+        )
     changed = reply.get("settings_changed")
     if changed:
         return (

@@ -21,6 +21,9 @@ import torch
 from forge_sandbox import (
     census,
     compare,
+    file_writes,
+    generators,
+    isolation,
     op_census,
     own_code,
     process_settings,
@@ -66,6 +69,9 @@ class CandidateRunner:
         self.files = files  # what isolation.settle achieved, for the host's probe
         self.module = None
         self.settings: dict[str, str] = {}  # the process-wide settings before the candidate was imported
+        self.bindings: dict = {}  # the installed libraries' functions and classes then (process_settings.bindings)
+        self.reseeded_at_import: list[str] = []  # the global generators its import seeded or set (generators)
+        self.file_watch: file_writes.FileWatch | None = None  # its changes to files beyond its caches
         self.own_code: list = []  # forge's own functions, classes and modules then (own_code)
         self.counter = census.LaunchCounter()
         self.payload = b""  # raw bytes to send after the next reply
@@ -107,7 +113,14 @@ class CandidateRunner:
             instances += [self.channel, self.channel.reader]
             pinned += [(self.channel, ("reader", "reply_fd"))]
         self.own_code = own_code.snapshot(instances=tuple(instances), pinned=tuple(pinned))
+        # Triton's interpreter (the CPU's) rebinds triton.language's functions for good as it runs a kernel
+        self.bindings = process_settings.bindings(skip=("triton",) if self.device.type == "cpu" else ())
+        if self.file_watch is None:  # an audit hook stays for the process's life: one
+            self.file_watch = file_writes.FileWatch([os.environ.get(name, "") for name in isolation.CACHE_VARIABLES])
+            self.file_watch.install()
+        seed = self._fresh_seed()
         self.module, self.counter = import_candidate(msg["candidate"], msg.get("module"))
+        self.reseeded_at_import = self._reseeded(seed)
         return self._evidence()
 
     def cmd_setup(self, msg: dict) -> dict:
@@ -263,7 +276,7 @@ class CandidateRunner:
             del envelope
         else:
             out, record = variants.call_under(
-                variant, lambda: forward(self.harness.model, called, census=census, grad=grad)
+                variant, lambda: forward(self.harness.model, called, census=census, grad=grad), inputs=called
             )
         trial = {
             "threads_started": threading.active_count() - threads,
@@ -284,22 +297,19 @@ class CandidateRunner:
         trial["requires_grad"] = out.requires_grad
         return out, trial, record, bounds
 
-    def _fresh_seed(self) -> int:
-        """Seeds the process's global random number generators afresh, with a seed drawn here, before a
-        trial's call: a call that sets them to a state of its own (torch.manual_seed, a saved state put
-        back) then leaves another seed behind (_reseeded), whatever state it chose."""
-        seed = secrets.randbits(63)
-        torch.manual_seed(seed)
-        return seed
+    def _fresh_seed(self) -> generators.Seeded:
+        """Seeds the process's global random number generators afresh (generators.seed_all), with a seed
+        drawn here, before a trial's call or the import: one that sets them to a state of its own
+        (torch.manual_seed, random.seed, a saved state put back) then leaves a state behind that the seed
+        does not lead to (_reseeded), whatever state it chose."""
+        return generators.seed_all(secrets.randbits(63))
 
-    def _reseeded(self, seed: int) -> bool:
-        """Whether the call since _fresh_seed(``seed``) seeded a global generator again: every dropout mask
-        and every torch.randn of a user's process that imports it would repeat from call to call (a review,
-        2026-11-29: a GELU that called torch.manual_seed in its forward passed). Drawing from the generators
-        moves their state, never their seed."""
-        if torch.initial_seed() != seed:
-            return True
-        return self.device.type == "cuda" and torch.cuda.initial_seed() != seed
+    def _reseeded(self, seed: generators.Seeded) -> list[str]:
+        """The global generators that the call (or import) since _fresh_seed(``seed``) seeded or set, rather
+        than drew from: every dropout mask, torch.randn and random.random of a user's process that imports
+        it would repeat from call to call (a review, 2026-11-29: a GELU that called torch.manual_seed in its
+        forward passed; 2026-12-01: one that seeded Python's and numpy's)."""
+        return generators.reseeded(seed, self.device)
 
     def _companion_inputs(self, inputs: list) -> list[list]:
         """What the other thread of an ALONGSIDE trial calls the model on in turn, between its calls on the
@@ -416,9 +426,14 @@ class CandidateRunner:
         bound, live = timing.bound_primitives(), timing.live_primitives()
         patched = [name for name in bound if live[name] is not bound[name]]
         settings = process_settings.changed(self.settings) if self.settings else []
+        settings += process_settings.rebound(self.bindings) if self.bindings else []
+        if self.reseeded_at_import:
+            settings.append(f"the global random generators ({', '.join(self.reseeded_at_import)}): seeded or set at "
+                            "import, so that every draw of the process that imports it starts over")  # fmt: skip
         rebound = own_code.changed(self.own_code)[:20] if self.own_code else []
+        files = list(self.file_watch.found) if self.file_watch else []
         return {"patched": patched, "compiled_graphs": op_census.compiled_graphs(), "settings_changed": settings,
-                "own_code_rebound": rebound}  # fmt: skip
+                "own_code_rebound": rebound, "files_changed": files}  # fmt: skip
 
 
 # Calls made in verification while a configuration's results are held, the trials' included: a ring of

@@ -29,6 +29,7 @@ import torch
 
 from forge_sandbox import (
     baselines,
+    build_flags,
     compare,
     cpu_samples,
     evidence,
@@ -301,6 +302,11 @@ class _Pipeline:
         self.verdict.static_findings += found
         if found and self.opt.static_checks:
             raise Stop(REJECTED, *found, stage=stage)
+        built = build_flags.refused_in_builds(self.sides.caches.get("TORCH_EXTENSIONS_DIR"))
+        if built:
+            # what ran in its sandbox would run with the user's rights once exported: static check or not
+            raise Stop(REJECTED, f"its extension was built with flags that do more than compile: {'; '.join(built)}",
+                       stage=stage)  # fmt: skip
 
     def _check_isolation(self) -> None:
         """Say how the candidate is isolated; if CUDA does not work inside its namespaces, go without."""
@@ -743,10 +749,12 @@ class _Pipeline:
         if trial.get("threads_started", 0) != 0:
             raise Stop(REJECTED, "forward left a thread running: work outside the call is not allowed", stage="verify")
         if trial.get("reseeded"):
+            which = trial["reseeded"] if isinstance(trial["reseeded"], list) else []
+            named = f" ({', '.join(map(str, which))})" if which else ""
             raise Stop(
                 REJECTED,
-                f"{where}: forward seeded the process's global random number generator: every dropout mask and "
-                "random draw of a process that imports it would repeat from call to call",
+                f"{where}: forward seeded the process's global random number generator{named}: every dropout mask "
+                "and random draw of a process that imports it would repeat from call to call",
                 stage="verify",
             )
         if trial.get("inputs_changed"):

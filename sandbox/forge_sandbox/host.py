@@ -467,7 +467,9 @@ def runner_program(arguments: list[str]) -> str:
     /proc/self/cmdline, its namespace's first process's) as ``python -``: a kernel that is right only
     where it sees it is evaluated has nothing to see there."""
     return (
-        f"import sys\nsys.path.insert(0, {sandbox_root()!r})\n"
+        # `python -` puts the working folder first on sys.path: off before anything is imported from it
+        'import sys\nif sys.path[:1] == [""]:\n    del sys.path[0]\n'
+        f"sys.path.insert(0, {sandbox_root()!r})\n"
         f"from forge_sandbox.runner import main\nmain({arguments!r})\n"
     )
 
@@ -496,9 +498,12 @@ def child_environment(device: str, token: str | None, env: dict | None = None, i
         child_env["PYTHONPATH"] = os.pathsep.join(p for p in (sandbox_root(), child_env.get("PYTHONPATH", "")) if p)
     if device == "cpu":
         child_env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
-    # `python -m` would put the working folder first on sys.path, and another evaluation's
-    # candidate could drop a module there that a trusted runner then imports.
-    child_env["PYTHONSAFEPATH"] = "1"
+    if importable:
+        # `python -m` (the profiled process) would put the working folder first on sys.path, and another
+        # evaluation's candidate could drop a module there that forge's code then imports. A runner's
+        # program takes it off itself (runner_program): the variable, and the flag it sets
+        # (sys.flags.safe_path), would tell a kernel from a user's process where it is evaluated.
+        child_env["PYTHONSAFEPATH"] = "1"
     # The token first: _token_holders reads only the start of each process's environment.
     return {TOKEN_VARIABLE: token, **child_env} if token else child_env
 

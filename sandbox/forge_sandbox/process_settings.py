@@ -255,6 +255,22 @@ def _registries() -> dict[str, object]:
             logging.root.level,
             [_identity(h) for h in logging.root.handlers],
         ),
+        # a review, 2026-12-01: a deserializer that zeroed every storage torch.load returned; every finder of
+        # the import system wrapped (each later import ran the candidate's code); torch.hub's folder moved to
+        # one holding a hubconf.py (torch.hub.load of a trusted repository ran it); the temporary folder moved
+        "torch.load's deserializers (register_package)": lambda: [
+            (priority, _identity(tagger), _identity(loader))
+            for priority, tagger, loader in torch.serialization._package_registry
+        ],
+        "import path finders' kinds (sys.path_importer_cache)": lambda: sorted(
+            {f"{type(f).__module__}.{type(f).__qualname__}" for f in sys.path_importer_cache.values() if f is not None}
+        ),
+        "torch.hub's folder": lambda: torch.hub._hub_dir,
+        "the temporary folder (tempfile.tempdir)": lambda: sys.modules["tempfile"].tempdir,
+        "the default socket timeout": lambda: sys.modules["socket"].getdefaulttimeout(),
+        "urllib's global opener": lambda: _identity(sys.modules["urllib.request"]._opener),
+        "the locale": lambda: sys.modules["locale"].setlocale(sys.modules["locale"].LC_ALL),
+        "decimal arithmetic's context": lambda: repr(sys.modules["decimal"].getcontext()),
     }
     state: dict[str, object] = {}
     for name, getter in getters.items():
@@ -300,6 +316,59 @@ def _process_state() -> dict[str, object]:
         state[f"builtins.{name}"] = _identity(value)
     state.update(_signal_handlers())
     return state
+
+
+def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict]]:
+    """The functions and classes bound in the installed libraries' modules (the standard library's,
+    PyTorch's, numpy's, Triton's: every module not loaded from elsewhere), and the callables of the classes
+    among them (and the names each class held), by module: what :func:`rebound` compares with by identity. A module that rebinds one of
+    them (``tempfile.gettempdir``, ``torch.nn.functional.gelu``, ``torch.Tensor.add``) changes every later
+    line of the process that imports it, however it reached it; the values are held, so that no object
+    made later can take a replaced one's identity. ``skip``: the packages left out (Triton's, whose CPU
+    interpreter rebinds triton.language's functions for good as it runs a kernel)."""
+    found: dict[str, tuple[dict, dict]] = {}
+    for name, module in list(sys.modules.items()):
+        if not isinstance(module, types.ModuleType) or name.split(".")[0] in skip:
+            continue
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and not os.path.realpath(path).startswith(_INSTALLED):
+            continue
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict):
+            continue
+        functions = {k: v for k, v in list(names.items()) if callable(v)}
+        members = {}
+        for key, value in functions.items():
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                own = dict(vars(value))
+                members[key] = ({k: v for k, v in own.items() if callable(v) or hasattr(v, "__get__")}, set(own))
+        found[name] = (functions, members)
+    return found
+
+
+def rebound(before: dict[str, tuple[dict, dict]], limit: int = 12) -> list[str]:
+    """'name: rebound' for each function or class of :func:`bindings` (and each callable of such a class)
+    that is no longer the object it was, or is gone; the modules imported since are not compared."""
+    found: list[str] = []
+    for name, (functions, members) in before.items():
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        names = getattr(module, "__dict__", {})
+        for key, value in functions.items():
+            if names.get(key, _GONE) is not value:
+                found.append(f"{name}.{key}: rebound")
+        for key, (held, keys) in members.items():
+            own = vars(functions[key])
+            found += [f"{name}.{key}.{k}: rebound" for k, v in held.items() if own.get(k, _GONE) is not v]
+            # a method put on the class over the one it inherits (torch.Tensor.add is TensorBase's)
+            found += [f"{name}.{key}.{k}: added" for k in own.keys() - keys if callable(own[k])]
+        if len(found) >= limit:
+            return found[:limit]
+    return found
+
+
+_GONE = object()
 
 
 def snapshot() -> dict[str, str]:

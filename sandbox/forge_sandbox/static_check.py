@@ -13,7 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
-from . import cpp_expansion
+from . import build_flags, cpp_expansion
 
 # Modules whose attributes a candidate must never reassign.
 _PROTECTED_ROOTS = {"torch", "time", "triton", "cupy", "numpy", "np", "builtins", "forge_sandbox", "gc", "os", "sys"}
@@ -114,6 +114,15 @@ _PROCESS_WIDE_REGISTRATIONS = {
     "torch.optim.optimizer.register_optimizer_step_pre_hook", "torch.optim.optimizer.register_optimizer_step_post_hook",
     "logging.disable", "numpy.seterr", "numpy.seterrcall", "torch.set_warn_always", "torch.seed", "torch.random.seed",
     "torch.cuda.seed", "torch.cuda.seed_all",
+    # the global random generators seeded or set (a review, 2026-12-01: torch's seeded at import, Python's and
+    # numpy's in every forward: a user's augmentation and shuffling repeated after each call), torch.load's
+    # deserializers, torch.hub's folder (a planted hubconf.py ran for a trusted repository), the temporary
+    # folder, the network's defaults, the locale and decimal arithmetic
+    "torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all",
+    "torch.set_rng_state", "torch.random.set_rng_state", "torch.cuda.set_rng_state", "torch.cuda.set_rng_state_all",
+    "random.seed", "random.setstate", "numpy.random.seed", "numpy.random.set_state",
+    "torch.serialization.register_package", "torch.hub.set_dir", "socket.setdefaulttimeout",
+    "urllib.request.install_opener", "locale.setlocale", "decimal.setcontext",
 }  # fmt: skip
 # The random generators' seed and state, read: a kernel right only for the seeds forge draws (or only for
 # the small ones a user sets) passed (a review, 2026-11-29). A kernel draws from a generator; it never
@@ -187,6 +196,15 @@ _TENSOR_CLASSES = {"torch.Tensor", "Tensor", "torch._C.TensorBase", "torch._C._T
 _PARAMETER_CLASSES = {"torch.nn.Parameter", "nn.Parameter", "Parameter", "torch.nn.parameter.Parameter"}
 # Flags an honest kernel may set: PyTorch's own backend switches, not its functions.
 _BACKEND_FLAGS = ("torch.backends.",)
+# Calls that remove, move or change files (a review, 2026-12-01: a kernel whose import removed a folder
+# passed; in its sandbox the folder was not there). The runner records what Python's functions change at
+# run time too (file_writes), whatever name they are reached by.
+_FILE_CHANGES = {
+    "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.renames", "os.replace", "os.chmod",
+    "os.lchmod", "os.chown", "os.lchown", "os.truncate", "os.utime", "os.link", "os.symlink", "shutil.rmtree",
+    "shutil.move", "shutil.chown", "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree",
+}  # fmt: skip
+_BUILD_FLAG_ARGUMENTS = {"extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths"}
 
 
 @dataclass
@@ -418,8 +436,19 @@ class _Visitor(ast.NodeVisitor):
             name = ".".join([self.aliases[parts[0]], *parts[1:]])
         if name.startswith("os.") and name.split(".")[-1] in _PROCESS_CALLS:
             self.flag(node, f"calls {name}: starting or signalling processes is not allowed")
+        if self.resolved(node.func) in _FILE_CHANGES:
+            self.flag(node, f"calls {self.resolved(node.func)}: a kernel builds and computes, it does not remove, "
+                            "move or change files (the user's, once it is imported)")  # fmt: skip
         if name in {"contextlib.suppress", "suppress"}:
             self.flag(node, "contextlib.suppress around code: a broken kernel must fail, not fall back")
+        if name.rsplit(".", 1)[-1] in {"load_inline", "load"}:
+            # the flags written out; those it computes, the host reads as built (build_flags)
+            for keyword in node.keywords:
+                if keyword.arg in _BUILD_FLAG_ARGUMENTS:
+                    words = [n.value for n in ast.walk(keyword.value)
+                             if isinstance(n, ast.Constant) and isinstance(n.value, str)]  # fmt: skip
+                    for why in build_flags.refused_words(words):
+                        self.flag(node, f"{keyword.arg}: {why}: a build runs its compiler, nothing else")
         if name in _STREAM_CALLS or name.endswith("cuda.Stream") or name.endswith("cuda.stream"):
             self.flag(node, f"creates or switches a CUDA stream ({name}): work on a side stream hides from the timer")
         if name in _INTROSPECTION_CALLS or (
@@ -483,10 +512,13 @@ class _Visitor(ast.NodeVisitor):
             root = self.root(target)
             if self.resolved(target).startswith(_BACKEND_FLAGS):
                 return
-            if root in _PROTECTED_ROOTS:
+            if root in _PROTECTED_ROOTS or root in self.aliases:
+                # any imported module's (a review, 2026-12-01: tempfile.tempdir set at import moved every
+                # temporary file of the importing process into the candidate's folder)
                 self.flag(
                     target,
-                    f"assigns {dotted_name(target)}: monkey-patching torch, timers or the evaluator is not allowed",
+                    f"assigns {dotted_name(target)}: monkey-patching an imported module (torch, timers, the evaluator, "
+                    "the standard library) changes the process that imports the kernel",
                 )
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
@@ -551,12 +583,21 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _reads_environment(self, node: ast.AST) -> bool:
-        """``os.environ`` read (a lookup, a membership test, a copy), not set for a compiler."""
+        """``os.environ`` read (a lookup, a membership test, a copy), not set for a compiler: ``setdefault``
+        and ``pop`` return what the variable held, so only a call whose value is dropped sets (a review,
+        2026-12-01: ``setdefault``'s value told forge's runner, whose environment holds PYTHONSAFEPATH, from
+        a user's process, and the variable was popped again)."""
         parent = self.parents.get(id(node))
         if isinstance(parent, ast.Subscript):
             return isinstance(parent.ctx, ast.Load)
         if isinstance(parent, ast.Attribute):
-            return parent.attr not in {"setdefault", "update", "__setitem__", "pop"}
+            if parent.attr in {"update", "__setitem__"}:
+                return False
+            if parent.attr in {"setdefault", "pop"}:
+                call = self.parents.get(id(parent))
+                return not (isinstance(call, ast.Call) and call.func is parent
+                            and isinstance(self.parents.get(id(call)), ast.Expr))  # fmt: skip
+            return True
         return True
 
     def visit_Constant(self, node: ast.Constant) -> None:

@@ -63,7 +63,12 @@ enabled (trial_plan):
   other inputs and shapes (``alongside_other_calls``, calls_alongside), as a
   server's workers share one model: a kernel that keeps scratch state for every
   call (a static accumulator row, a buffer cached on the module, a plan for the
-  last shape seen) and lets two calls run at once passed, 2026-11-27 and -28.
+  last shape seen) and lets two calls run at once passed, 2026-11-27 and -28;
+  and once on its own inputs written in place into tensors that held other values
+  in the call before (``refilled_in_place``: a batch buffer refilled through its
+  numpy view, by another kernel or through ``.data``, none of which moves
+  autograd's version counter), where a kernel that kept its last result for the
+  same tensor object returned the last batch's (a review, 2026-12-01).
 
 A kernel that copies its input only where the last dimension is not
 contiguous sees rows one after another in ``transposed`` and ``strided``; it
@@ -119,10 +124,17 @@ ALONGSIDE = "alongside_other_calls"
 EVAL_MODE = "eval_mode"
 FROZEN = "frozen_parameters"
 SERVED = "served"
+# The task's own inputs passed in tensors that held other values a call before, rewritten in place behind
+# autograd's version counter between the two calls (as_called, call_under): a batch buffer refilled
+# through its numpy view, by another kernel or through .data. forge's every other call got tensors of its
+# own, so a kernel that kept its last result for the same tensor object (its version, data pointer and a
+# few of its values unchanged) passed, and returned the last batch's outputs (a review, 2026-12-01).
+REFILLED = "refilled_in_place"
 _STATES = {EVAL_MODE: (True, False), FROZEN: (False, True), SERVED: (True, True)}  # (eval mode, frozen)
 # Trials of the task's own inputs made under a condition of their own (call_under; ALONGSIDE's plain call,
 # calls_alongside; model_state).
-CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE, EVAL_MODE, FROZEN, SERVED)
+CONDITIONS = (AUTOGRAD_ON, INFERENCE_MODE, OTHER_THREADS, ANOTHER_THREAD, ALONGSIDE, EVAL_MODE, FROZEN, SERVED,
+              REFILLED)  # fmt: skip
 # Trials whose plain call is many calls, compared through the least and greatest value of each element over
 # them (Envelope): at several thread counts (calls_at_thread_counts), alongside another thread's calls.
 ENVELOPED = (OTHER_THREADS, ALONGSIDE)
@@ -224,25 +236,74 @@ def other_thread_counts(threads: int) -> list[int]:
 def as_called(inputs: list, variant: str) -> list:
     """A trial's inputs as its call gets them: where autograd is enabled, each floating-point tensor as one
     that requires grad (views of the same memory), as a layer's input in training is the output of the
-    layers before it (a kernel wrong only on such inputs passed, 2026-11-27)."""
+    layers before it (a kernel wrong only on such inputs passed, 2026-11-27); in a REFILLED trial, copies
+    that hold other values until call_under writes the inputs' into them (_Refilled)."""
+    if variant == REFILLED:
+        return _Refilled([_stale_copy(x) for x in inputs], inputs)
     if not grad_enabled(variant):
         return inputs
     return [x.detach().requires_grad_() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
             for x in inputs]  # fmt: skip
 
 
-def call_under(variant: str, call, threads: int | None = None):
+class _Refilled(list):
+    """A REFILLED trial's inputs as called: tensors holding other values (_stale_copy), and the values
+    that :meth:`refill` writes into them between the trial's two calls."""
+
+    def __init__(self, stale: list, values: list) -> None:
+        super().__init__(stale)
+        self.values = values
+
+    def refill(self) -> None:
+        # through .data: in place, behind autograd's version counter, as a numpy view's writes or another
+        # kernel's go
+        with torch.no_grad():
+            for held, value in zip(self, self.values):
+                if isinstance(held, torch.Tensor) and held is not value:
+                    held.data.copy_(value)
+
+
+# The share of a REFILLED trial's input that differs from the value written in afterwards: a run of this
+# many elements, at a place drawn afresh, reversed (values of the input's own kind, in its own range). A
+# kernel that compared a few of an input's values with its last call's before reusing that call's result
+# misses the run unless it reads within it.
+REFILL_SHARE = 64
+
+
+def _stale_copy(x):
+    """A copy of a floating-point input in the same layout, a run of its elements (REFILL_SHARE) in
+    reverse order; any other input as it is."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.numel() < 2:
+        return x
+    copy = torch.empty_like(x)
+    copy.data.copy_(x)
+    if not copy.is_contiguous():
+        return copy
+    flat = copy.data.view(-1)
+    length = max(2, flat.numel() // REFILL_SHARE)
+    start = int.from_bytes(os.urandom(8), "little") % (flat.numel() - length + 1)
+    flat[start : start + length] = flat[start : start + length].flip(0).clone()
+    return copy
+
+
+def call_under(variant: str, call, threads: int | None = None, inputs: list | None = None):
     """``call()`` as a trial of ``variant`` is made: with autograd enabled or not (grad_enabled), under
     call_condition, and in a thread started for it in an ``another_thread`` trial (a serving worker's:
     forge's other calls come from the process's main thread, and a kernel right only there passed,
     2026-11-27). Autograd's and inference mode are the calling thread's, so they are set in that thread.
     An ALONGSIDE trial's plain call is made by calls_alongside; here it is one call as any other (the
-    reference's, and the candidate's under the operator census)."""
+    reference's, and the candidate's under the operator census). In a REFILLED trial whose ``inputs`` (the
+    call's, as_called made them) hold other values, ``call()`` is made on those first, its output let go,
+    then again once the inputs' own values are written into the same tensors."""
 
     def made() -> object:
         with torch.set_grad_enabled(grad_enabled(variant)), call_condition(variant, threads):
             return call()
 
+    if variant == REFILLED and isinstance(inputs, _Refilled):
+        made()
+        inputs.refill()
+        return made()
     if variant != ANOTHER_THREAD:
         return made()
     outcome: dict = {}
@@ -586,6 +647,11 @@ def describe(variant: str) -> str:
         return (
             "the task's own inputs, both models in evaluation mode with their parameters frozen, called under "
             "torch.inference_mode() (as a model is served)"
+        )
+    if variant == REFILLED:
+        return (
+            "the task's own inputs, written in place (behind autograd's version counter) into tensors that held "
+            "other values in the call before (as a batch buffer refilled through numpy or by another kernel)"
         )
     if variant.endswith(_WITH_AUTOGRAD):
         return f"{DESCRIPTIONS[inputs_of(variant)]}, called with autograd enabled"
