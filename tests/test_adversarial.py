@@ -403,7 +403,8 @@ RUNTIME_ONLY = {
     "cheat_background_thread": "thread",
     "cheat_timer_patch": "timing primitives were replaced",
     "cheat_lazy_subclass": "not a plain torch.Tensor",
-    "cheat_compare_patch": "outside tolerance",
+    # (or, first, the library functions it rebinds, which the runner holds by identity: process_settings.bindings)
+    "cheat_compare_patch": ("outside tolerance", "torch.allclose: rebound"),
     "cheat_reference_memory": "outside tolerance",
     "cheat_pytorch_fallback": "no custom kernel was launched",
     "cheat_forged_reply": "the candidate's runner sent a malformed reply",
@@ -416,7 +417,9 @@ RUNTIME_ONLY = {
     "cheat_suppress_fallback": "no custom kernel was launched",
     "cheat_sdpa_token": "PyTorch computed _scaled_dot_product",
     "cheat_token_softmax": "PyTorch ran every operator the reference runs (_softmax)",
-    "cheat_torch_compile": ("torch.compile compiled", "PyTorch ran every operator the reference runs"),
+    # (or, first, what torch.compile's machinery rebinds in torch for good once imported: torch.jit.trace...)
+    "cheat_torch_compile": ("torch.compile compiled", "PyTorch ran every operator the reference runs",
+                            "torch.jit.trace: rebound"),
     # (caught as it verifies, where a later trial looks like a timed call to it, or while timed)
     "cheat_pytorch_when_timed": "PyTorch ran every operator the reference runs",
     "cheat_strides_ignored": "(inputs stored transposed (non-contiguous))",
@@ -1394,6 +1397,9 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             # a kernel of its own only under the census: each trial's plain call shows PyTorch alone
             "no custom kernel was launched during forward",
         )  # fmt: skip
+        # torch.compile's machinery, once imported, rebinds torch's own functions for good (torch.jit.trace, the
+        # optimizers' steps): the runner holds the installed libraries' functions by identity and sees it first
+        + (("torch.jit.trace: rebound",) if name == "cheat_hidden_compile_census_aware" else ())
     ), reason
 
 

@@ -23,7 +23,8 @@ def test_passed_verdict_carries_times_speedup_and_environment():
     # each shape was verified with 5 trials and every other layout and value distribution (variants.py) but
     # the masked one (x * alpha + y at -inf is not finite, so the reference does not hold the candidate to
     # it), and the task's own inputs with autograd on, under inference mode, at other CPU thread counts, from
-    # another thread, alongside another thread's calls, in eval mode, with frozen parameters and served; the base
+    # another thread, alongside another thread's calls, in eval mode, with frozen parameters, served and refilled in
+    # place into tensors that held other values; the base
     # shape (verified last) also each layout and distribution with autograd on
     others = [
         "transposed",
@@ -42,7 +43,7 @@ def test_passed_verdict_carries_times_speedup_and_environment():
         "zeros",
     ]
     conditions = ["autograd_on", "inference_mode", "other_threads", "another_thread", "alongside_other_calls",
-                  "eval_mode", "frozen_parameters", "served"]
+                  "eval_mode", "frozen_parameters", "served", "refilled_in_place"]
     once = others + ["nan"] + conditions  # NaN inputs are advisory (warned of), and drawn once per shape
     assert [c["trials"] for c in v.correctness] == [5 + len(once), 5 + len(once) + len(others)]
     assert v.correctness[0]["variants"] == sorted(once)
@@ -151,10 +152,10 @@ def test_an_unchanged_kernelbench_problem_file_works():
     assert v.status == "passed", v.reasons
     # 5 of its own inputs, 13 other layouts and distributions (NaN among them), 12 of those again and one of
     # its own with autograd on, one under inference mode, one at other CPU thread counts, one from another thread, one alongside
-    # another thread's calls, one in eval mode, one with frozen parameters and one served (both, under
-    # inference mode); with one tensor input, no layouts that differ between inputs and nothing to pass for
+    # another thread's calls, one in eval mode, one with frozen parameters, one served (both, under
+    # inference mode) and one refilled in place; with one tensor input, no layouts that differ between inputs and nothing to pass for
     # another input
-    assert [c["trials"] for c in v.correctness] == [38]
+    assert [c["trials"] for c in v.correctness] == [39]
     # tl.maximum(x, 0.0) returns 0 for NaN, as fmaxf does, where torch.relu returns NaN: warned of, not rejected
     assert "nan" in v.correctness[0]["variants"] and v.correctness[0]["advisory_mismatch"] is True
     assert [w for w in v.warnings if "does not carry NaN through" in w], v.warnings
