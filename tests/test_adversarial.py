@@ -403,8 +403,7 @@ RUNTIME_ONLY = {
     "cheat_background_thread": "thread",
     "cheat_timer_patch": "timing primitives were replaced",
     "cheat_lazy_subclass": "not a plain torch.Tensor",
-    # (or, first, the library functions it rebinds, which the runner holds by identity: process_settings.bindings)
-    "cheat_compare_patch": ("outside tolerance", "torch.allclose: rebound"),
+    "cheat_compare_patch": "outside tolerance",
     "cheat_reference_memory": "outside tolerance",
     "cheat_pytorch_fallback": "no custom kernel was launched",
     "cheat_forged_reply": "the candidate's runner sent a malformed reply",
@@ -417,9 +416,7 @@ RUNTIME_ONLY = {
     "cheat_suppress_fallback": "no custom kernel was launched",
     "cheat_sdpa_token": "PyTorch computed _scaled_dot_product",
     "cheat_token_softmax": "PyTorch ran every operator the reference runs (_softmax)",
-    # (or, first, what torch.compile's machinery rebinds in torch for good once imported: torch.jit.trace...)
-    "cheat_torch_compile": ("torch.compile compiled", "PyTorch ran every operator the reference runs",
-                            "torch.jit.trace: rebound"),
+    "cheat_torch_compile": ("torch.compile compiled", "PyTorch ran every operator the reference runs"),
     # (caught as it verifies, where a later trial looks like a timed call to it, or while timed)
     "cheat_pytorch_when_timed": "PyTorch ran every operator the reference runs",
     "cheat_strides_ignored": "(inputs stored transposed (non-contiguous))",
@@ -532,6 +529,11 @@ RUNTIME_ONLY = {
 }
 
 
+# Fixtures shown by the runner's checks of code by identity (own_code_checks: forge's own code, the installed
+# libraries' functions), which the other RUNTIME_ONLY fixtures' tests leave off to show the host's defenses.
+CODE_CHECKED_BY_IDENTITY = {"cheat_library_function_rebound"}
+
+
 def _shown_without_the_static_check() -> set[str]:
     """The fixtures of both CHEATS and RUNTIME_ONLY that the static check finds nothing in: with it on they
     take the very path they take with it off (test_runtime_defenses_hold_without_static_checks, which also
@@ -606,7 +608,7 @@ def test_runtime_defenses_hold_without_static_checks(name):
     expected = RUNTIME_ONLY[name]
     # the host's own defenses, behind the runner's check of forge's code (cpu_eval's own_code), but
     # for the fixtures that show that check
-    own_code = OWN_CODE_REBOUND in expected
+    own_code = OWN_CODE_REBOUND in expected or name in CODE_CHECKED_BY_IDENTITY
     verdict = cpu_eval(name, task=TASK_OF.get(name, "scale_add"), static_checks=False, own_code=own_code)
     assert verdict.status != "passed", verdict.reasons
     reasons = " ".join(verdict.reasons)
@@ -1011,10 +1013,11 @@ print(" ".join(results))
 def test_recognizing_a_known_input_set_in_a_new_layout_is_caught():
     # Timed inputs are rolled *and* jittered, so no two calls share values: a cache that
     # recognizes a pool entry under a roll (exactly or nearly) returns a stale output,
-    # which the checksum of every timed output exposes.
+    # which the checksum of every timed output exposes (or, first, verification's trial of inputs refilled in
+    # place, which it takes for the values the tensor held before).
     verdict = cpu_eval("cheat_pool_layout_cache", task=TASK_OF["cheat_pool_layout_cache"])
     assert verdict.status == "incorrect", verdict.reasons
-    assert "timed call" in verdict.reasons[0]
+    assert "timed call" in verdict.reasons[0] or "written in place" in verdict.reasons[0], verdict.reasons
 
 
 def test_a_crash_is_seen_at_once_even_when_a_child_keeps_the_pipe_open():
@@ -1397,9 +1400,9 @@ def test_pytorch_doing_the_work_unseen_by_the_census(name):
             # a kernel of its own only under the census: each trial's plain call shows PyTorch alone
             "no custom kernel was launched during forward",
         )  # fmt: skip
-        # torch.compile's machinery, once imported, rebinds torch's own functions for good (torch.jit.trace, the
-        # optimizers' steps): the runner holds the installed libraries' functions by identity and sees it first
-        + (("torch.jit.trace: rebound",) if name == "cheat_hidden_compile_census_aware" else ())
+        # torch.compile's inductor writes its code cache outside the candidate's build caches: seen first
+        + (("the candidate's code wrote, removed or changed files",) if name == "cheat_hidden_compile_census_aware"
+           else ())  # fmt: skip
     ), reason
 
 

@@ -756,14 +756,22 @@ def compiled_reason(graphs) -> str:
 
 def runner_evidence_problem(reply: dict, own_code_checks: bool = True) -> str:
     """What the candidate's runner saw in its own process (candidate_runner._evidence) that rejects it:
-    replaced timing primitives, forge's own code rebound, graphs torch.compile compiled, the process-wide
-    settings changed (process_settings); ''. ``own_code_checks``: EvalOptions'."""
+    replaced timing primitives, forge's own code or the installed libraries' rebound, graphs torch.compile
+    compiled, files changed (file_writes), the process-wide settings changed (process_settings); ''.
+    ``own_code_checks``: EvalOptions' (the checks of code by identity, off only in tests that show the
+    host's own defenses)."""
     if reply.get("patched"):
         return f"timing primitives were replaced: {', '.join(map(str, reply['patched']))}"
     if own_code_checks and reply.get("own_code_rebound"):
         return (
             f"forge's own code in the candidate's process was rebound ({', '.join(map(str, reply['own_code_rebound']))}): "
             "the evaluator's runner is not for a kernel to change"
+        )
+    if own_code_checks and reply.get("library_rebound"):
+        return (
+            f"functions of the installed libraries were rebound in the candidate's process "
+            f"({'; '.join(map(str, reply['library_rebound']))}): a kernel module must leave them as it found them, "
+            "or every later call of the process that imports it goes through its code"
         )
     if reply.get("compiled_graphs"):
         return compiled_reason(reply["compiled_graphs"])

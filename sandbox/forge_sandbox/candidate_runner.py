@@ -422,18 +422,19 @@ class CandidateRunner:
 
     def _evidence(self) -> dict:
         """Timing primitives replaced since import, forge's own code rebound since (own_code), graphs
-        torch.compile compiled and the process-wide settings changed since import (process_settings)."""
+        torch.compile compiled, the process-wide settings changed since import, the installed libraries'
+        functions and classes rebound (process_settings) and files changed (file_writes)."""
         bound, live = timing.bound_primitives(), timing.live_primitives()
         patched = [name for name in bound if live[name] is not bound[name]]
         settings = process_settings.changed(self.settings) if self.settings else []
-        settings += process_settings.rebound(self.bindings) if self.bindings else []
         if self.reseeded_at_import:
             settings.append(f"the global random generators ({', '.join(self.reseeded_at_import)}): seeded or set at "
                             "import, so that every draw of the process that imports it starts over")  # fmt: skip
         rebound = own_code.changed(self.own_code)[:20] if self.own_code else []
         files = list(self.file_watch.found) if self.file_watch else []
         return {"patched": patched, "compiled_graphs": op_census.compiled_graphs(), "settings_changed": settings,
-                "own_code_rebound": rebound, "files_changed": files}  # fmt: skip
+                "own_code_rebound": rebound, "files_changed": files,
+                "library_rebound": process_settings.rebound(self.bindings) if self.bindings else []}  # fmt: skip
 
 
 # Calls made in verification while a configuration's results are held, the trials' included: a ring of

@@ -65,8 +65,9 @@ class EvalOptions:
     compile_mode: str = baselines.COMPILE_MODE
     threads: int | None = None  # torch's CPU threads on both sides; default 1 on the CPU, torch's own on CUDA
     static_checks: bool = True  # off only in tests that show the runtime defenses alone
-    # forge's own code rebound in the candidate's process rejects it (own_code): off only in tests that
-    # show the host's own defenses, which stand behind every check made in that process
+    # forge's own code, or the installed libraries' functions, rebound in the candidate's process reject it
+    # (own_code, process_settings.bindings): off only in tests that show the host's own defenses, which stand
+    # behind every check made in that process
     own_code_checks: bool = True
     profile: bool = False  # Nsight Compute metrics of the candidate's own kernels (CUDA, once it passed)
     profile_dir: str | None = None  # where the .ncu-rep report is kept
