@@ -220,23 +220,31 @@ def _selftest(device, size, trials):
               "after new weights were loaded into both models as new tensors"))
     for step, (put, where) in enumerate(steps, start=1):
         with torch.no_grad():
-            before = reference(*inputs)
-            kept = {{k: v.clone() for k, v in reference.state_dict().items()}}
-            moves = weights.move_parameters(reference, seed=seed * 1000 + step)
-            try:
-                want = reference(*inputs)
-            except Exception:
-                want = None
-            # as forge does: where the moved weights break the reference, no kernel is held to them (and the
-            # reference's are put back, to match the kernel's again)
-            if not moves or want is None or variants.nonfinite(want) > variants.nonfinite(before):
-                reference.load_state_dict(kept)
+            moves, want = _moved(reference, inputs, weights, variants, seed * 1000 + step)
+            if not moves:
                 break
             put(candidate, moves)
             _check(want, candidate(*inputs), declared, where)
     _beside_another(task, device, weights, variants, reference, candidate, inputs, declared, seed)
     _through_the_op(task, device, inputs, declared)
     return True
+
+
+def _moved(reference, inputs, weights, variants, seed):
+    """The reference's trainable parameters moved by ``seed`` (weights.move_parameters): the moves and its
+    output with them; or, as forge does, where they break it (it raises, or its output is less finite),
+    none: its parameters put back, and no kernel held to them."""
+    before = reference(*inputs)
+    kept = {{k: v.clone() for k, v in reference.state_dict().items()}}
+    moves = weights.move_parameters(reference, seed=seed)
+    try:
+        want = reference(*inputs)
+    except Exception:
+        want = None
+    if not moves or want is None or variants.nonfinite(want) > variants.nonfinite(before):
+        reference.load_state_dict(kept)
+        return [], None
+    return moves, want
 
 
 def _through_the_op(task, device, inputs, declared):
@@ -263,17 +271,9 @@ def _beside_another(task, device, weights, variants, reference, candidate, input
     torch.manual_seed(seed + 2)
     candidate2 = ModelNew(*init).to(device)
     with torch.no_grad():
-        built = reference2(*inputs)
-        kept = {{k: v.clone() for k, v in reference2.state_dict().items()}}
-        moves = weights.move_parameters(reference2, seed=seed * 1000 + 4)
-        try:
-            moved_well = variants.nonfinite(reference2(*inputs)) <= variants.nonfinite(built)
-        except Exception:
-            moved_well = False
-        if moves and moved_well:
+        moves, _ = _moved(reference2, inputs, weights, variants, seed * 1000 + 4)
+        if moves:  # else both keep the weights they were built with
             weights.load_moved(candidate2, moves, checkpoint=reference2.state_dict())
-        else:  # as forge does: where the moved weights break the reference, both keep those they were built with
-            reference2.load_state_dict(kept)
         _check(reference2(*inputs), candidate2(*inputs), declared, "a second model built beside the first")
         _check(reference(*inputs), candidate(*inputs), declared, "the first model, once a second was built beside it")
 

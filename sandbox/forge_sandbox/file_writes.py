@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 MAX_FOUND = 8
 # Audit events of the calls that change files, and which of their arguments name a path they change;
@@ -61,6 +62,9 @@ class FileWatch:
         self._inside = False
 
     def install(self) -> None:
+        # Python's own probe for a writable temporary folder (a file made and removed in it) done first, as
+        # any process does it once: later, it would read as the candidate's own write
+        tempfile.gettempdir()
         sys.addaudithook(self._hook)
 
     def _hook(self, event: str, args: tuple) -> None:

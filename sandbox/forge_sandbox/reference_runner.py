@@ -223,20 +223,8 @@ class ReferenceRunner:
         inputs = h.first_trial
         if not any(weights.movable(p) for p in h.model.parameters()):
             return {"moves": [], "skipped": "the reference has no trainable floating-point parameters"}
-        before, _ = h.forward(h.model, inputs, census=False)
-        kept = [p.detach().to("cpu", copy=True) for p in h.model.parameters()]  # not a second copy on the GPU
-        moves = weights.move_parameters(h.model, int(msg["seed"]))
-        try:
-            out, record = h.forward(h.model, inputs, census=True)
-            worse = variants.nonfinite(out) > variants.nonfinite(before)
-            problem = "the reference's output is not finite with them" if worse else ""
-            spread, _ = self._rounding_spread(inputs, out)
-        except Exception as exc:
-            problem = f"the reference raised {type(exc).__name__} with them"
+        moves, out, record, spread, problem = self._run_moved(h.model, inputs, int(msg["seed"]))
         if problem:
-            with torch.no_grad():
-                for p, value in zip(h.model.parameters(), kept):
-                    p.copy_(value)
             return {"moves": [], "skipped": problem, "moved_badly": True}
         self.payload = protocol.tensors_to_bytes([cpu(out).clone(), None if spread is None else cpu(spread)])
         reply = {"moves": moves, "ops": dict(record.counts), "elements": dict(record.elements)}
@@ -258,26 +246,14 @@ class ReferenceRunner:
         inputs = h.first_trial
         torch.manual_seed(msg["init_seed"])
         second = self.task.Model(*to_device(self.init_inputs, self.device)).to(self.device)
-        built, _ = h.forward(second, inputs, census=False)
-        kept = [p.detach().to("cpu", copy=True) for p in second.parameters()]
-        moves, skipped = weights.move_parameters(second, int(msg["seed"])), ""
-        if moves:
-            try:
-                out, _ = h.forward(second, inputs, census=False)
-                if variants.nonfinite(out) > variants.nonfinite(built):
-                    skipped = "the reference's output is not finite with them"
-            except Exception as exc:
-                skipped = f"the reference raised {type(exc).__name__} with them"
-            if skipped:
-                with torch.no_grad():
-                    for p, value in zip(second.parameters(), kept):
-                        p.copy_(value)
-                moves = []
-        del kept
+        moves, out, record, spread, skipped = self._run_moved(second, inputs, int(msg["seed"]))
+        if skipped:  # with the weights it was built with
+            out, record = h.forward(second, inputs, census=True)
+            spread, _ = self._rounding_spread(inputs, out, second)
+        first_out, first_record = h.forward(h.model, inputs, census=True)  # as the candidate's runner calls them
+        runs = ((out, record, spread), (first_out, first_record, self._rounding_spread(inputs, first_out)[0]))
         outputs, spreads, ops, elements = [], [], {}, {}
-        for k, model in enumerate((second, h.model)):  # in the order the candidate's runner calls them
-            out, record = h.forward(model, inputs, census=True)
-            spread, _ = self._rounding_spread(inputs, out, model)
+        for k, (out, record, spread) in enumerate(runs):
             outputs.append(cpu(out).clone())
             spreads.append(None if spread is None else cpu(spread))
             ops[str(k)], elements[str(k)] = dict(record.counts), dict(record.elements)
@@ -287,6 +263,28 @@ class ReferenceRunner:
             protocol.save_tensors(self.path("checkpoint.pt"), {k: cpu(v) for k, v in second.state_dict().items()})
             reply["checkpoint"] = self.path("checkpoint.pt")
         return reply
+
+    def _run_moved(self, model, inputs: list, seed: int) -> tuple:
+        """``model``'s trainable parameters moved by ``seed`` (weights.move_parameters) and ``inputs`` run on it
+        under the census: (moves, output, operators, rounding spread, ''); where the reference raises or its
+        output is less finite than before with them, they are put back: ([], None, None, None, why)."""
+        h = self.harness
+        before, _ = h.forward(model, inputs, census=False)
+        kept = [p.detach().to("cpu", copy=True) for p in model.parameters()]  # not a second copy on the GPU
+        moves = weights.move_parameters(model, seed)
+        try:
+            out, record = h.forward(model, inputs, census=True)
+            worse = variants.nonfinite(out) > variants.nonfinite(before)
+            problem = "the reference's output is not finite with them" if worse else ""
+            spread, _ = self._rounding_spread(inputs, out, model)
+        except Exception as exc:
+            problem = f"the reference raised {type(exc).__name__} with them"
+        if problem:
+            with torch.no_grad():
+                for p, value in zip(model.parameters(), kept):
+                    p.copy_(value)
+            return [], None, None, None, problem
+        return moves, out, record, spread, ""
 
     def _rounding_spread(self, inputs: list, out, model=None) -> tuple:
         """The output's spread under rounding (variants.rounding_spread) of ``model`` (the harness's by
