@@ -150,6 +150,14 @@ CHEATS = {
     "cheat_build_flag_runs_a_shell_command": {"rejected"},
     "cheat_last_result_kept_for_the_same_tensor": {"incorrect"},
     "cheat_files_changed_at_import": {"rejected"},
+    # A review, 2026-12-02: PyTorch's operators renamed around a token kernel, a GEMM allowed by the reference's
+    # strided-layout fallback, PyTorch's registries changed in place, a kernel wrong from 9 to 64 threads and
+    # one that tells the sandbox by pathlib
+    "cheat_token_kernel_beside_pytorchs_rmsnorm": {"rejected"},
+    "cheat_gemm_beside_a_fused_reference": {"rejected"},
+    "cheat_library_registry_changed_in_place": {"rejected"},
+    "cheat_wrong_between_9_and_64_threads": {"incorrect"},
+    "cheat_right_only_where_the_cgroup_folder_is_empty": {"rejected"},
     "cheat_reseeds_each_call": {"rejected"},
     "cheat_rng_state_put_back_each_call": {"rejected"},
     # ... and a kernel that reads its input from the start of the tensor's storage
@@ -250,6 +258,11 @@ CHEATS = {
 
 # The task each fixture is written for, where it is not scale_add.
 TASK_OF = {
+    "cheat_token_kernel_beside_pytorchs_rmsnorm": REPO / "tasks" / "rmsnorm.py",
+    "cheat_gemm_beside_a_fused_reference": REPO / "tasks" / "attention_sdpa.py",
+    "cheat_library_registry_changed_in_place": REPO / "tasks" / "activation_gelu.py",
+    "cheat_wrong_between_9_and_64_threads": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_where_the_cgroup_folder_is_empty": REPO / "tasks" / "activation_gelu.py",
     "cheat_verification_served_by_pytorch_through_the_runner": REPO / "tasks" / "activation_gelu.py",
     "cheat_layouts_undone_through_the_runner": REPO / "tasks" / "activation_gelu.py",
     "cheat_settings_check_silenced_through_the_runner": REPO / "tasks" / "activation_gelu.py",
@@ -526,12 +539,13 @@ RUNTIME_ONLY = {
     "cheat_wrong_only_when_served": "(as a model is served)",
     # (wrong on memory that cannot resize: wherever verification lays a large or masked trial out there)
     "cheat_fast_path_for_storage_that_cannot_resize": ("(inputs x 100", "(inputs with -inf where a mask would put it)"),
+    "cheat_library_registry_changed_in_place": "default_collate_fn_map[<class 'torch.Tensor'>]: replaced",
 }
 
 
 # Fixtures shown by the runner's checks of code by identity (own_code_checks: forge's own code, the installed
 # libraries' functions), which the other RUNTIME_ONLY fixtures' tests leave off to show the host's defenses.
-CODE_CHECKED_BY_IDENTITY = {"cheat_library_function_rebound"}
+CODE_CHECKED_BY_IDENTITY = {"cheat_library_function_rebound", "cheat_library_registry_changed_in_place"}
 
 
 def _shown_without_the_static_check() -> set[str]:
@@ -1543,6 +1557,8 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     # the timed calls told from the others by forge's frames on the stack (getattr by another name, which the
     # static check now rejects), every other call served by PyTorch with the census's dispatch mode popped
     "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
+    # ... and by the folders its sandbox shows empty (/sys/fs/cgroup), which pathlib lists
+    "cheat_right_only_where_the_cgroup_folder_is_empty": REPO / "tasks" / "activation_gelu.py",
 }
 
 
@@ -1576,6 +1592,51 @@ def test_the_scan_for_a_runners_strays_reads_only_the_start_of_each_environment(
         for proc in (near, far):
             proc.kill()
             proc.wait()
+
+
+def test_a_librarys_registry_changed_in_place_counts_as_rebound():
+    # A review, 2026-12-02: DataLoader's collate table and the KL registry updated at import; no name rebound.
+    import torch.distributions
+    import torch.utils.data
+
+    from forge_sandbox import process_settings
+
+    table = torch.utils.data._utils.collate.default_collate_fn_map
+    registry = torch.distributions.kl._KL_REGISTRY
+    held = process_settings.bindings()
+    assert process_settings.rebound(held) == []
+    plain, pair = table[torch.Tensor], (torch.distributions.Normal, torch.distributions.Normal)
+    normal = registry[pair]
+    try:
+        table[torch.Tensor] = lambda batch, **kw: batch
+        del registry[pair]
+        found = " ".join(process_settings.rebound(held, limit=100))
+        assert "default_collate_fn_map[<class 'torch.Tensor'>]: replaced or removed" in found, found
+        assert "_KL_REGISTRY[(<class 'torch.distributions.normal.Normal'>" in found, found
+        table[torch.Tensor], registry[pair] = plain, normal
+        table[complex] = lambda batch, **kw: batch  # an entry of the candidate's own, added
+        assert "default_collate_fn_map[<class 'complex'>]: added" in " ".join(process_settings.rebound(held))
+    finally:
+        table[torch.Tensor], registry[pair] = plain, normal
+        table.pop(complex, None)
+    # what a library adds or drops as it works (a module imported, a cache) is its own
+    import json.tool  # noqa: F401
+
+    assert process_settings.rebound(held) == []
+
+
+def test_forges_own_tables_changed_in_place_count_as_rebound():
+    # The same review: with the static check off, forge's tables of layouts and model states can be emptied.
+    from forge_sandbox import own_code, variants
+
+    taken = own_code.snapshot()
+    layouts = dict(variants.MIXED_LAYOUTS)
+    try:
+        variants.MIXED_LAYOUTS.clear()
+        assert own_code.changed(taken) == ["forge_sandbox.variants.MIXED_LAYOUTS"]
+    finally:
+        variants.MIXED_LAYOUTS.update(layouts)
+    assert own_code.changed(taken) == []
 
 
 def test_forges_own_code_changed_in_place_or_on_an_instance_counts_as_rebound():

@@ -144,6 +144,21 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("from torch.optim.optimizer import register_optimizer_step_pre_hook as h\nh(print)",
          "calls torch.optim.optimizer.register_optimizer_step_pre_hook"),
         ("import torch\ntorch.serialization.add_safe_globals([print])", "calls torch.serialization.add_safe_globals"),
+        # a review, 2026-12-02: a library's registries changed in place at import, its private modules reached at
+        # any depth, a registration by a public function; the machine's files probed through a path object
+        ("import torch\ntorch.utils.data._utils.collate.default_collate_fn_map.update({})", "changes torch.utils.data"),
+        ("import torch\nT = torch.utils.data._utils", "uses torch.utils.data._utils"),
+        ("from torch.distributions.kl import _KL_REGISTRY", "private internals (_KL_REGISTRY)"),
+        ("import torch.distributions as d\nR = d.kl.KL\nR[(1, 2)] = print", "changes torch.distributions.kl.KL in place"),
+        ("import sys\nsys.path.append('/x')", "changes sys.path in place"),
+        ("import torch\ndel torch.nn.functional.SOME[0]", "changes torch.nn.functional.SOME in place"),
+        ("from torch.distributions.kl import register_kl\n@register_kl(int, int)\ndef f(p, q):\n    return 0",
+         "calls torch.distributions.kl.register_kl"),
+        ("import codecs\ncodecs.register(print)", "calls codecs.register"),
+        ("import pathlib\nTOLD = any(pathlib.Path('/sys/fs/cgroup').iterdir())", "calls iterdir"),
+        ("import pathlib\nTOLD = pathlib.Path('/x').exists()", "calls exists"),
+        ("TOLD = open('/sys/fs/cgroup/cgroup.controllers').read()", "calls open"),
+        ("import numpy as np\nW = np.load('/x.npy')", "calls numpy.load"),
         # the same review: a hook bound by assignment in a class body, and a TorchFunctionMode as a base class
         ("class M:\n    __torch_function__ = print", "assigns __torch_function__"),
         (
@@ -167,6 +182,20 @@ def test_a_red_flag_is_a_name_of_its_own():
         'SRC = "using namespace at;\\nTensor y = empty_like(x);\\n'
         'int n = std::thread::hardware_concurrency(); float prctl_scale = 1.f;"\n'
         'FLAGS = ["-O3", "-march=native"]\n'
+    )
+    report = check(TRITON + source)
+    assert report.ok, report.findings
+
+
+def test_what_an_honest_kernel_changes_is_its_own():
+    # the rules on containers and private names are about imported modules: a kernel's own caches, its
+    # compiler's environment and a module's dunders are its business
+    source = (
+        "import os\nimport torch\n"
+        'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"\nos.environ.update({"CXX": "g++"})\n'
+        "VERSION = torch.__version__\nCACHE = {}\nCACHE.update({1: 2})\nCACHE[3] = 4\n"
+        "class K:\n    def __init__(self):\n        self._plans = {}\n        self._plans.clear()\n"
+        "        self.layers = torch.nn.ModuleList()\n        self.layers.append(torch.nn.Identity())\n"
     )
     report = check(TRITON + source)
     assert report.ok, report.findings

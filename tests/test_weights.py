@@ -371,3 +371,22 @@ def test_a_checkpoint_the_module_does_not_take_leaves_nothing_half_loaded():
     assert weights.load_moved(candidate, moves, checkpoint=reference.state_dict()) == []
     assert torch.equal(candidate.weight, reference.weight) and torch.equal(candidate.bias, reference.bias)
     assert not torch.equal(candidate.copy, reference.weight)  # a second copy stays stale, as under a checkpoint
+
+
+def test_the_in_place_step_moves_some_elements_of_each_parameter_only():
+    # A review, 2026-12-02: a kernel that repacks its weights when a few elements it watches change is right
+    # after every move of all elements; a partial update (an embedding's rows) leaves it stale.
+    model = nn.Linear(64, 32)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    moves = weights.move_parameters(model, seed=7, partial=True)
+    for name, p in model.named_parameters():
+        changed = (p.detach() != before[name]).float().mean().item()
+        assert 0 < changed < 3 / weights.PARTIAL_SHARE, (name, changed)
+    # the candidate's side computes the same values from the description alone
+    assert all(move["partial"] for move in moves)
+    again = weights.moved(before["weight"], next(m for m in moves if m["names"] == ["weight"]))
+    assert torch.equal(again, model.weight.detach())
+    one = nn.Linear(1, 1)  # a parameter of one element moves still
+    held = one.bias.detach().clone()
+    weights.move_parameters(one, seed=3, partial=True)
+    assert not torch.equal(held, one.bias.detach())

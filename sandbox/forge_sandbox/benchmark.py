@@ -119,6 +119,7 @@ class Benchmark:
         tolerance: dict | None,
         compile_mode: str | None,
         reference_ops: set[str],
+        reference_standard_ops: set[str] = frozenset(),
         triton_interpreted: bool = False,
         pool_path: str = "",
         output_shape: tuple = (),
@@ -145,6 +146,7 @@ class Benchmark:
         self.tolerance = tolerance
         self.compile_mode = compile_mode
         self.reference_ops = reference_ops
+        self.reference_standard_ops = reference_standard_ops
         self.compile_reason = ""  # why the compiled reference could not be timed
         # Where each hosted call's output is compared element by element (_sampled_positions): the host's
         # secret, never sent to a runner, so no kernel can be right at those places alone.
@@ -599,7 +601,7 @@ class Benchmark:
         shares = op_census.census_shares(candidate.counts, candidate.elements, reference.elements)
         for kind, share in shares.items():
             self.census_shares[kind] = max(self.census_shares.get(kind, 0.0), share)
-        problem = op_census.judge(candidate, reference, self.reference_ops)
+        problem = op_census.judge(candidate, reference, self.reference_standard_ops)
         if problem:
             raise Stop(REJECTED, f"while timed: {problem}", stage="benchmark")
 
@@ -769,9 +771,9 @@ def runner_evidence_problem(reply: dict, own_code_checks: bool = True) -> str:
         )
     if own_code_checks and reply.get("library_rebound"):
         return (
-            f"functions of the installed libraries were rebound in the candidate's process "
-            f"({'; '.join(map(str, reply['library_rebound']))}): a kernel module must leave them as it found them, "
-            "or every later call of the process that imports it goes through its code"
+            f"functions of the installed libraries, or their registries' entries, were rebound in the candidate's "
+            f"process ({'; '.join(map(str, reply['library_rebound']))}): a kernel module must leave them as it found "
+            "them, or every later call of the process that imports it goes through its code"
         )
     if reply.get("compiled_graphs"):
         return compiled_reason(reply["compiled_graphs"])

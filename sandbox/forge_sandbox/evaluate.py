@@ -189,6 +189,7 @@ class _Pipeline:
         self.on_cuda = options.device.startswith("cuda")
         self.sides: Sides | None = None
         self.reference_ops: set[str] = set()  # every operator the reference dispatched in this evaluation
+        self.reference_standard_ops: set[str] = set()  # ... on the standard trials' inputs (op_census.judge)
         self.kernel_names: list[str] = []
         self.tolerance: dict | None = None
         self.timed: evidence.TimedShape | None = None  # the base configuration, which is timed
@@ -425,8 +426,8 @@ class _Pipeline:
         record = {"config": config, "overrides": setup.get("overrides", {}), "trials": 0, "variants": [],
                   "variants_dropped": {}}  # fmt: skip
         held = HeldOutputs(hold_bytes)
-        # A group's operators are judged against every operator the reference ran in the configuration
-        # so far; one that it runs only on a later group's variant is judged again at the end.
+        # A group's operators are judged against the reference's on the same inputs and on the standard
+        # trials so far; one that it runs only on a later group's standard trial is judged again at the end.
         unsure: list[tuple] = []
         try:
             first = self._verify_groups(config, plan, record, held, unsure)
@@ -475,8 +476,10 @@ class _Pipeline:
             if first is None:
                 self.verdict.correctness.append(record)
             record["variants_dropped"].update({plan[int(i)]: why for i, why in forward["dropped"].items()})
-            for counts in ref_ops.values():
+            for i, counts in ref_ops.items():
                 self.reference_ops.update(counts)
+                if plan[int(i)] == variants.STANDARD:
+                    self.reference_standard_ops.update(n for n, c in counts.items() if c > 0)
             # Each trial is called twice (candidate_runner.cmd_forward): as a user calls it, then under
             # the operator census, a dispatch mode that a kernel can see (one right only under it passed,
             # 2026-11-27). Both outputs are compared; the census's operators are judged.
@@ -777,7 +780,7 @@ class _Pipeline:
             raise Malformed("verify", "no operator census")
         for name, count in op_census.work(counts).items():
             self.verdict.torch_ops[name] = max(self.verdict.torch_ops.get(name, 0), count)
-        return op_census.judge(record, reference, self.reference_ops)
+        return op_census.judge(record, reference, self.reference_standard_ops)
 
     def _check_ops(self, counts, elements, reference: op_census.Record, where: str) -> None:
         """The PyTorch operators of one verification call against the reference's (op_census)."""
@@ -805,6 +808,7 @@ class _Pipeline:
             tolerance=self.tolerance,
             compile_mode=self.opt.compile_mode if compile_key and not cached else None,
             reference_ops=self.reference_ops,
+            reference_standard_ops=self.reference_standard_ops,
             # numpy inside interpreted launches is the interpreter's where triton_front_end let them run;
             # when they ran is the runner's word, which the static check keeps out of the candidate's reach
             triton_interpreted=not self.on_cuda and "triton" in self.verdict.backends,

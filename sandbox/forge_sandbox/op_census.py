@@ -17,6 +17,14 @@ the host (:func:`judge`) for the same inputs:
 * the candidate's PyTorch calls must not cover all of the reference's
   work: if every operator the reference runs (library calls included) also ran
   in the candidate's forward, at least as often, its own kernels did none of it;
+  nor, whatever operators it chose, may they move as much of it: ALL_THE_WORK of
+  each kind's volume (elements for compute, multiply-adds for GEMM) where the
+  reference has work of that kind (``x * x`` for ``x.pow(2)``, the one small add
+  left to a token kernel: a review, 2026-12-02, passed that way);
+* an operator is allowed by what the reference ran on the same call's inputs and
+  by what it ran on the standard ones, not by what it ran anywhere: a GEMM the
+  reference's SDPA falls back to on a strided layout does not allow ``bmm`` beside
+  the fused kernel it runs on contiguous inputs (the same review);
 * and where the reference is nothing but GEMM and convolution, those calls are
   its work: the library may do at most a tail of it (:data:`LIBRARY_ONLY_SHARE`
   of the multiply-adds) in the candidate's forward.
@@ -244,19 +252,19 @@ class Record(NamedTuple):
         )
 
 
-def judge(candidate: Record, reference: Record, reference_anywhere: set[str]) -> str:
+def judge(candidate: Record, reference: Record, reference_standard: set[str]) -> str:
     """'' when the candidate's PyTorch use is allowed, otherwise the reason, naming the operators.
 
     ``candidate`` and ``reference`` are one forward pass's records on the same inputs;
-    ``reference_anywhere`` is every operator the reference ran in this evaluation.
+    ``reference_standard`` is every operator the reference ran on the standard trials' inputs (its
+    tasks' own, contiguous, in the default conditions) in this evaluation.
     """
-    library_allowed = any(kind(n) == "library" for n in reference_anywhere)
+    allowed = {n for n, c in reference.counts.items() if c > 0} | set(reference_standard)
+    library_allowed = any(kind(n) == "library" for n in allowed)
     foreign = sorted(
         n
         for n, c in candidate.counts.items()
-        if c > 0
-        and n not in reference_anywhere
-        and (kind(n) == "compute" or (kind(n) == "library" and not library_allowed))
+        if c > 0 and n not in allowed and (kind(n) == "compute" or (kind(n) == "library" and not library_allowed))
     )
     if foreign:
         return (
@@ -274,6 +282,13 @@ def judge(candidate: Record, reference: Record, reference_anywhere: set[str]) ->
             f"candidate's forward ({describe(candidate.counts)}; GEMM and convolution count by their multiply-adds, "
             "whatever the operator): its own kernels did none of the reference's work"
         )
+    moved = _volume_moved(candidate, reference)
+    if moved:
+        return (
+            f"PyTorch did {moved} in the candidate's forward ({describe(candidate.counts)}), whatever the "
+            "operators: its own kernels did next to none of the reference's work (PyTorch may do less than "
+            f"{ALL_THE_WORK:.0%} of at least one kind of work the reference does)"
+        )
     if ref_work and all(kind(n) == "library" for n in ref_work) and library_share > LIBRARY_ONLY_SHARE:
         return (
             f"PyTorch's GEMM and convolution library did {min(library_share, 1.0):.0%} of the reference's "
@@ -282,6 +297,25 @@ def judge(candidate: Record, reference: Record, reference_anywhere: set[str]) ->
             "of it from the library)"
         )
     return ""
+
+
+def _volume_moved(candidate: Record, reference: Record) -> str:
+    """What share of the reference's work PyTorch did in the candidate's forward, kind by kind ('' unless
+    it is ALL_THE_WORK or more of every kind the reference has work of): compute by the elements its
+    operators read and wrote, summed over operators (one operator in the reference's stead, ``mul`` for
+    ``pow``, moves the same elements), GEMM and convolution by their multiply-adds."""
+    shares = {}
+    for of in ("compute", "library"):
+        theirs = sum(n for name, n in reference.elements.items() if kind(name) == of and reference.counts.get(name, 0))
+        if theirs <= 0:
+            continue
+        ours = sum(n for name, n in candidate.elements.items() if kind(name) == of and candidate.counts.get(name, 0))
+        shares[of] = ours / theirs
+    if not shares or min(shares.values()) < ALL_THE_WORK:
+        return ""
+    what = {"compute": "of the elements the reference's operators read and wrote",
+            "library": "of the reference's GEMM and convolution multiply-adds"}  # fmt: skip
+    return " and ".join(f"{min(share, 9.99):.0%} {what[of]}" for of, share in shares.items())
 
 
 def census_shares(counts: dict, candidate: dict, reference: dict) -> dict[str, float]:

@@ -25,6 +25,11 @@ _MODULE_LEVEL = (*_CODE, types.ModuleType)
 # And its constants (an upper-case name holding a number, a string or a tuple): with the static check off,
 # ``variants.EVAL_MODE = "x"`` made the trial in evaluation mode a plain one (a review of 2026-11-28).
 _CONSTANT = (str, bytes, int, float, tuple, frozenset)
+# And its tables (an upper-case name holding a dict, list or set), by their contents: with the static check
+# off, ``variants.MIXED_LAYOUTS.clear()`` would drop layouts from the runner's trials, ``_STATES`` the
+# model's states (a review of 2026-12-02 named them). But those filled as forge runs, its caches.
+_TABLE = (dict, list, set)
+_FILLED_AS_IT_RUNS = frozenset({"_HEADER_MACROS", "_ELF_CACHE", "_TURNS_UNTIL", "_NAMES_OF_CODE"})
 _MISSING = object()
 _CLASS = "__class__"  # the name an instance's entry is kept under (snapshot's ``instances``)
 
@@ -42,7 +47,8 @@ def snapshot(instances: tuple = (), pinned: tuple = ()) -> list[tuple]:
         if module is None or not (module_name == "forge_sandbox" or module_name.startswith("forge_sandbox.")):
             continue
         for name, value in list(vars(module).items()):
-            if isinstance(value, _MODULE_LEVEL) or isinstance(value, _CONSTANT) and name.isupper():
+            table = isinstance(value, _TABLE) and name.isupper() and name not in _FILLED_AS_IT_RUNS
+            if isinstance(value, _MODULE_LEVEL) or isinstance(value, _CONSTANT) and name.isupper() or table:
                 taken.append((module_name, module, name, value, _parts(value)))
             if isinstance(value, type) and value.__module__ == module_name:  # a class of forge's own
                 for key, member in list(vars(value).items()):
@@ -86,7 +92,10 @@ def _parts(value) -> tuple:
     """What a function's behaviour is made of besides the function object itself, which keeps its
     identity when these are replaced in place (``f.__code__ = other.__code__``: a review, 2026-11-27):
     its code, defaults, keyword defaults and the contents of its closure's cells; for a property, its
-    functions'; for a class or static method, its function's."""
+    functions'; for a class or static method, its function's; for a table, what it holds."""
+    if isinstance(value, _TABLE):  # its entries, and theirs where they are tables too
+        items = [x for pair in value.items() for x in pair] if isinstance(value, dict) else list(value)
+        return tuple(x for item in items for x in ((item, *_parts(item)) if isinstance(item, _TABLE) else (item,)))
     if isinstance(value, (classmethod, staticmethod)):
         value = value.__func__
     functions = [value.fget, value.fset, value.fdel] if isinstance(value, property) else [value]

@@ -26,6 +26,7 @@ import ctypes.util
 import functools
 import gc
 import inspect
+import operator
 import os
 import platform
 import resource
@@ -318,10 +319,81 @@ def _process_state() -> dict[str, object]:
     return state
 
 
-def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict]]:
+# What a registry's entries are, for _tables: the functions and classes a library dispatches to. Other
+# callables (a weak reference the import system keeps per module lock, a compiled kernel in a cache) come
+# and go as a library works.
+_DISPATCHED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, functools.partial)
+
+
+def _tables(names: dict) -> dict[str, tuple[object, object]]:
+    """The registries a module holds, by name: each dict, list and set among its values, and each one
+    that a module-level object holds as an attribute, with a shallow copy of it (which keeps what it held
+    alive, so that an object's id is its own). A module that changes one in place (``update``,
+    ``__setitem__``, ``append``) changes the library for the whole importing process without rebinding a
+    name (a review, 2026-12-02: DataLoader's collate table and torch.distributions' KL registry)."""
+    found = {}
+    for key, value in list(names.items()):
+        holders = [(key, value)]
+        # type(), not isinstance(): a deprecated object warns when its __class__ is read
+        if not issubclass(type(value), (types.ModuleType, type, types.FunctionType, dict, list, set)):
+            try:
+                inside = vars(value)
+            except Exception:  # noqa: BLE001 - an object without a namespace, or one that refuses it
+                inside = {}
+            if isinstance(inside, dict):
+                holders += [(f"{key}.{k}", v) for k, v in list(inside.items())]
+        for where, table in holders:
+            if issubclass(type(table), dict):
+                found[where] = (table, dict(table))
+            elif issubclass(type(table), (list, set)):
+                found[where] = (table, list(table))
+    return found
+
+
+def _made_outside(value) -> bool:
+    """Whether a function or class was made by code outside the installed libraries (the candidate's)."""
+    if not isinstance(value, _DISPATCHED):
+        return False
+    value = getattr(value, "func", value)  # a functools.partial's function
+    code = getattr(getattr(value, "__func__", value), "__code__", None)
+    if code is not None:
+        return not os.path.realpath(code.co_filename).startswith(_INSTALLED)
+    module = sys.modules.get(getattr(value, "__module__", None) or "")
+    path = getattr(module, "__file__", None)
+    return not isinstance(path, str) or not os.path.realpath(path).startswith(_INSTALLED)
+
+
+def _table_changes(where: str, table, held) -> list[str]:
+    """What became of a registry since it was copied (``held``): a function or class of it replaced or
+    removed, or one that the candidate made put in. Other entries come and go as a library caches."""
+    if issubclass(type(table), dict):
+        if (
+            len(table) == len(held)
+            and all(map(operator.is_, table, held))
+            and all(map(operator.is_, table.values(), held.values()))
+        ):
+            return []  # the common case, in C: nothing changed
+        found = [f"{where}[{_short(repr(key), 60)}]: replaced or removed" for key, value in held.items()
+                 if isinstance(value, _DISPATCHED) and table.get(key, _GONE) is not value]  # fmt: skip
+        found += [f"{where}[{_short(repr(key), 60)}]: {'added' if key not in held else 'replaced'}"
+                  for key, value in list(table.items())
+                  if held.get(key, _GONE) is not value and _made_outside(value)
+                  and not isinstance(held.get(key), _DISPATCHED)]  # (those replaced are named above)  # fmt: skip
+        return found
+    if len(table) == len(held) and all(map(operator.is_, table, held)):
+        return []
+    now, then = {id(item) for item in list(table)}, {id(item) for item in held}
+    found = [f"{where}: an entry removed"] if any(isinstance(i, _DISPATCHED) and id(i) not in now for i in held) else []
+    if any(id(item) not in then and _made_outside(item) for item in list(table)):
+        found.append(f"{where}: an entry added")
+    return found
+
+
+def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict, dict]]:
     """The functions and classes bound in the installed libraries' modules (the standard library's,
     PyTorch's, numpy's, Triton's: every module not loaded from elsewhere), and the callables of the classes
-    among them (and the names each class held), by module: what :func:`rebound` compares with by identity. A module that rebinds one of
+    among them (and the names each class held), and the registries they hold (_tables), by module: what
+    :func:`rebound` compares with by identity. A module that rebinds one of
     them (``tempfile.gettempdir``, ``torch.nn.functional.gelu``, ``torch.Tensor.add``) changes every later
     line of the process that imports it, however it reached it; the values are held, so that no object
     made later can take a replaced one's identity. ``skip``: the packages left out (Triton's, whose CPU
@@ -342,15 +414,18 @@ def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict]]:
             if isinstance(value, type) and getattr(value, "__module__", None) == name:
                 own = dict(vars(value))
                 members[key] = ({k: v for k, v in own.items() if callable(v) or hasattr(v, "__get__")}, set(own))
-        found[name] = (functions, members)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.distributed.reduce_op's deprecation, as its namespace is read
+            found[name] = (functions, members, _tables(names))
     return found
 
 
-def rebound(before: dict[str, tuple[dict, dict]], limit: int = 12) -> list[str]:
+def rebound(before: dict[str, tuple[dict, dict, dict]], limit: int = 12) -> list[str]:
     """'name: rebound' for each function or class of :func:`bindings` (and each callable of such a class)
-    that is no longer the object it was, or is gone; the modules imported since are not compared."""
+    that is no longer the object it was, or is gone, and each registry entry of theirs replaced, removed
+    or joined by the candidate's (_tables); the modules imported since are not compared."""
     found: list[str] = []
-    for name, (functions, members) in before.items():
+    for name, (functions, members, tables) in before.items():
         module = sys.modules.get(name)
         if module is None:
             continue
@@ -363,6 +438,8 @@ def rebound(before: dict[str, tuple[dict, dict]], limit: int = 12) -> list[str]:
             found += [f"{name}.{key}.{k}: rebound" for k, v in held.items() if own.get(k, _GONE) is not v]
             # a method put on the class over the one it inherits (torch.Tensor.add is TensorBase's)
             found += [f"{name}.{key}.{k}: added" for k in own.keys() - keys if callable(own[k])]
+        for where, (table, held) in tables.items():
+            found += _table_changes(f"{name}.{where}", table, held)
         if len(found) >= limit:
             return found[:limit]
     return found

@@ -223,7 +223,9 @@ class ReferenceRunner:
         inputs = h.first_trial
         if not any(weights.movable(p) for p in h.model.parameters()):
             return {"moves": [], "skipped": "the reference has no trainable floating-point parameters"}
-        moves, out, record, spread, problem = self._run_moved(h.model, inputs, int(msg["seed"]))
+        # changed in place as a training step may: some elements of each parameter only (weights.moved)
+        partial = not msg.get("checkpoint")
+        moves, out, record, spread, problem = self._run_moved(h.model, inputs, int(msg["seed"]), partial)
         if problem:
             return {"moves": [], "skipped": problem, "moved_badly": True}
         self.payload = protocol.tensors_to_bytes([cpu(out).clone(), None if spread is None else cpu(spread)])
@@ -264,14 +266,14 @@ class ReferenceRunner:
             reply["checkpoint"] = self.path("checkpoint.pt")
         return reply
 
-    def _run_moved(self, model, inputs: list, seed: int) -> tuple:
+    def _run_moved(self, model, inputs: list, seed: int, partial: bool = False) -> tuple:
         """``model``'s trainable parameters moved by ``seed`` (weights.move_parameters) and ``inputs`` run on it
         under the census: (moves, output, operators, rounding spread, ''); where the reference raises or its
         output is less finite than before with them, they are put back: ([], None, None, None, why)."""
         h = self.harness
         before, _ = h.forward(model, inputs, census=False)
         kept = [p.detach().to("cpu", copy=True) for p in model.parameters()]  # not a second copy on the GPU
-        moves = weights.move_parameters(model, seed)
+        moves = weights.move_parameters(model, seed, partial)
         try:
             out, record = h.forward(model, inputs, census=True)
             worse = variants.nonfinite(out) > variants.nonfinite(before)

@@ -123,6 +123,9 @@ _PROCESS_WIDE_REGISTRATIONS = {
     "random.seed", "random.setstate", "numpy.random.seed", "numpy.random.set_state",
     "torch.serialization.register_package", "torch.hub.set_dir", "socket.setdefaulttimeout",
     "urllib.request.install_opener", "locale.setlocale", "decimal.setcontext",
+    # (and every imported module's register*: visit_Call)
+    "torch.utils.checkpoint.set_device_type", "cupy.cuda.set_allocator", "cupy.cuda.set_pinned_memory_allocator",
+    "mimetypes.add_type",
 }  # fmt: skip
 # The random generators' seed and state, read: a kernel right only for the seeds forge draws (or only for
 # the small ones a user sets) passed (a review, 2026-11-29). A kernel draws from a generator; it never
@@ -205,6 +208,24 @@ _FILE_CHANGES = {
     "shutil.move", "shutil.chown", "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree",
 }  # fmt: skip
 _BUILD_FLAG_ARGUMENTS = {"extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths"}
+# What changes a container in place: called on (or stored into) one that an imported module holds, it
+# changes the library for the whole importing process (a review, 2026-12-02: DataLoader's collate table
+# and torch.distributions' KL registry updated at import; every batch reversed, every KL zero).
+_CONTAINER_CHANGES = frozenset("update setdefault pop popitem clear append extend insert remove add discard sort "
+                               "reverse __setitem__ __delitem__ __ior__ __iadd__".split())  # fmt: skip
+# Files read, or probed for, from Python: what lies on the machine tells forge's sandbox from a user's
+# process (the same review: a GELU exact only where pathlib found /sys/fs/cgroup empty, as the sandbox
+# shows it). A kernel's code lies in its own source; it never needs a file of the machine's.
+_FILE_READS = {
+    "open", "builtins.open", "io.open", "io.open_code", "io.FileIO", "os.open", "os.fdopen", "codecs.open",
+    "numpy.load", "numpy.fromfile", "numpy.loadtxt", "numpy.genfromtxt", "numpy.memmap", "torch.load",
+    "torch.from_file", "linecache.getline", "linecache.getlines", "fileinput.input", "os.readlink",
+}  # fmt: skip
+# ... and the methods that do it on a path object (pathlib's), whatever the object was reached by
+_FILE_METHODS = frozenset("exists is_dir is_file is_symlink is_mount is_socket is_fifo is_block_device "
+                          "is_char_device is_junction iterdir glob rglob stat lstat read_text read_bytes readlink "
+                          "samefile expanduser open".split())  # fmt: skip
+_FILES_WHY = "what lies on the machine is no kernel's business (it must behave the same on every machine)"
 
 
 @dataclass
@@ -356,6 +377,11 @@ class _Visitor(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self._check_module(node, node.module or "")
         for alias in node.names:
+            private = [p for p in f"{node.module}.{alias.name}".split(".") if _private(p)]
+            if private and node.level == 0:
+                self.flag(node, f"imports {node.module}.{alias.name}: a library's private internals ({private[0]}) "
+                                "are not for kernels")  # fmt: skip
+        for alias in node.names:
             self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             if f"{node.module}.{alias.name}".startswith(("numpy.ctypeslib", "np.ctypeslib")):
                 self.flag(
@@ -503,11 +529,37 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"calls {name}: a kernel must behave the same in every environment")
         if name.endswith("_make_subclass") or name.endswith("_make_wrapper_subclass"):
             self.flag(node, "builds a tensor subclass: outputs must be plain torch.Tensor")
+        resolved = self.resolved(node.func)
+        imported = self._of_an_import(node.func)
+        if imported and resolved.rsplit(".", 1)[-1].startswith("register"):
+            self.flag(node, f"calls {resolved}: a registration changes the library for the whole process that "
+                            "imports the kernel")  # fmt: skip
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _CONTAINER_CHANGES:
+            self._check_container_change(node.func.value, node)
+        if resolved in _FILE_READS or (
+            isinstance(node.func, ast.Attribute) and node.func.attr in _FILE_METHODS and not imported
+        ):
+            self.flag(node, f"calls {resolved or node.func.attr}: it reads or probes the machine's files, and "
+                            f"{_FILES_WHY}")  # fmt: skip
         self.generic_visit(node)
+
+    def _of_an_import(self, node: ast.AST) -> bool:
+        """Whether a dotted expression starts from an imported module (or a name bound to one)."""
+        first = dotted_name(node).split(".")[0]
+        return bool(first) and (first in self.aliases or first in _PROTECTED_ROOTS)
+
+    def _check_container_change(self, container: ast.AST, node: ast.AST) -> None:
+        """A container reached from an imported module, changed in place (os.environ aside: setting a
+        compiler's variables is allowed, reading them is not, _reads_environment)."""
+        if dotted_name(container) and self._of_an_import(container) and self.resolved(container) != "os.environ":
+            self.flag(node, f"changes {self.resolved(container)} in place: what an imported module holds is the "
+                            "library's, for the whole process that imports the kernel")  # fmt: skip
 
     def _check_assign_target(self, target: ast.AST) -> None:
         if isinstance(target, ast.Subscript) and _namespace_of(target.value):
             self.flag(target, "assigns through a namespace dictionary (vars(), __dict__): monkey-patching")
+        elif isinstance(target, ast.Subscript):
+            self._check_container_change(target.value, target)
         if isinstance(target, ast.Attribute):
             root = self.root(target)
             if self.resolved(target).startswith(_BACKEND_FLAGS):
@@ -533,6 +585,14 @@ class _Visitor(ast.NodeVisitor):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.aliases[target.id] = self.resolved(node.value)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                self._check_container_change(target.value, target)
+            elif isinstance(target, ast.Attribute) and self._of_an_import(target):
+                self.flag(target, f"deletes {dotted_name(target)}: monkey-patching an imported module")
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -578,6 +638,13 @@ class _Visitor(ast.NodeVisitor):
             and not isinstance(self.parents.get(id(node)), ast.Attribute)
         ):
             self.flag(node, f"uses {name}: PyTorch's private internals are not for kernels")
+        elif (
+            self._of_an_import(node)
+            and any(_private(part) for part in name.split(".")[1:])
+            and not isinstance(parent, ast.Attribute)
+        ):
+            # any library's, at any depth (a review, 2026-12-02: torch.utils.data._utils.collate's table)
+            self.flag(node, f"uses {name}: a library's private internals are not for kernels")
         if name == "os.environ" and self._reads_environment(node):
             self.flag(node, "reads os.environ: a kernel must behave the same in every environment")
         self.generic_visit(node)
@@ -653,6 +720,11 @@ def _leaves(body: list) -> bool:
     for stmt in body:
         _Exits().visit(stmt)
     return found
+
+
+def _private(part: str) -> bool:
+    """``_utils``, ``_KL_REGISTRY``: a private name; ``__version__`` and ``__name__`` are not."""
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
 
 
 def _torch_machinery(name: str) -> str:

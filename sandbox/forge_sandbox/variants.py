@@ -53,8 +53,9 @@ enabled (trial_plan):
   how a model is often served, a mode of its own that a kernel can check too);
   and on the task's own inputs with torch's CPU threads set to other counts,
   once at each (``other_threads``: THREAD_COUNTS, a many-core machine's and a
-  laptop's), as on another machine: a kernel that splits its work by the thread
-  count and is right only at forge's (a tree of per-thread partial sums that
+  laptop's, and DRAWN_THREAD_COUNTS, drawn for each trial), as on another
+  machine: a kernel that splits its work by the thread count and is right only
+  at forge's (a tree of per-thread partial sums that
   assumes a power of two, a remainder of rows dropped) is wrong on most machines
   but this one;
   once from a thread other than the main one (``another_thread``, a serving
@@ -96,6 +97,7 @@ import contextlib
 import ctypes
 import math
 import os
+import random
 import sys
 import threading
 import time
@@ -226,11 +228,23 @@ def grad_enabled(variant: str) -> bool:
 # review, 2026-11-28). The censused call is made at the first of other_thread_counts.
 MANY_THREADS = 67
 THREAD_COUNTS = (MANY_THREADS, 2, 3, 4, 8)
+# ... and, besides those written here, one drawn afresh from each of these ranges for every such trial (the
+# counts of common machines: 12, 16, 32, 64) and the machine's own processor count. A kernel that split its
+# work into a table of eight chunks left the tail of its output unwritten from 9 to 64 threads and passed at
+# the fixed counts alone (a review, 2026-12-02): a kernel must be right at every count, not at a list it
+# can read. The draws come from the operating system's generator, which no seed reaches.
+DRAWN_THREAD_COUNTS = (range(5, 17), range(17, 65))
+_DRAW = random.SystemRandom()
 
 
-def other_thread_counts(threads: int) -> list[int]:
-    """The CPU thread counts of an ``other_threads`` trial's calls, for a runner that has ``threads``."""
-    return [max(MANY_THREADS, threads + 1)] + [n for n in THREAD_COUNTS[1:] if n != threads]
+def other_thread_counts(threads: int, drawn: bool = True) -> list[int]:
+    """The CPU thread counts of an ``other_threads`` trial's calls, for a runner that has ``threads``: the
+    fixed ones first (the censused call is made at the first), then, where ``drawn``, those drawn."""
+    fixed = [max(MANY_THREADS, threads + 1)] + [n for n in THREAD_COUNTS[1:] if n != threads]
+    if not drawn:
+        return fixed
+    extra = [_DRAW.choice(counts) for counts in DRAWN_THREAD_COUNTS] + [os.cpu_count() or 1]
+    return fixed + [n for n in dict.fromkeys(extra) if n != threads and n not in fixed]
 
 
 def as_called(inputs: list, variant: str) -> list:
@@ -517,7 +531,7 @@ def call_condition(variant: str, threads: int | None = None):
         yield
         return
     own, runtimes = torch.get_num_threads(), _openmp_runtimes()
-    put_back = _set_threads(threads or other_thread_counts(own)[0], runtimes)
+    put_back = _set_threads(threads or other_thread_counts(own, drawn=False)[0], runtimes)
     try:
         yield
     finally:

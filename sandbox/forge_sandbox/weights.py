@@ -40,10 +40,23 @@ def digest(t: torch.Tensor) -> str:
     return h.hexdigest()
 
 
+# A partial move (``move["partial"]``, the in-place step's) changes one element in PARTIAL_SHARE of each
+# parameter, drawn from its seed (one at least), and leaves the rest as they were: as a sparse or partial
+# update does (an embedding's rows, a fine-tune of some rows). A kernel that repacks its weights only when a
+# few elements it watches change keeps a stale copy through it; every element moved, it never does (a
+# review, 2026-12-02).
+PARTIAL_SHARE = 16
+
+
 def moved(old: torch.Tensor, move: dict) -> torch.Tensor:
-    """``old`` (on the CPU, in the move's shape) moved by seeded normal noise, in float64, then rounded back."""
+    """``old`` (on the CPU, in the move's shape) moved by seeded normal noise, in float64, then rounded back;
+    where the move is partial, at its drawn elements only."""
     generator = torch.Generator(device="cpu").manual_seed(int(move["seed"]) % 2**63)
     noise = torch.randn(tuple(old.shape), generator=generator, dtype=torch.float64, device="cpu")
+    if move.get("partial") and noise.numel():
+        kept = torch.randint(0, PARTIAL_SHARE, tuple(old.shape), generator=generator) != 0
+        kept.view(-1)[int(torch.randint(0, kept.numel(), (1,), generator=generator))] = False
+        noise[kept] = 0.0
     if move["positive"]:
         return (old.double() * torch.exp(MOVE * noise)).to(old.dtype)
     return (old.double() + float(move["scale"]) * noise).to(old.dtype)
@@ -68,12 +81,12 @@ def movable(p) -> bool:
     return _plain(p) and p.numel() > 0 and p.requires_grad
 
 
-def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
+def move_parameters(model: torch.nn.Module, seed: int, partial: bool = False) -> list[dict]:
     """Move every trainable floating-point parameter of ``model`` in place, each by a seed of its own
     (two that start equal, a pair of LayerNorms' ones, end apart, as trained ones would: a kernel
     that merged them is caught); one description per parameter: its old value's digest, dtype,
     shape, how it moves, its seed and its names (a parameter under several names, tied weights,
-    moves once, under all)."""
+    moves once, under all); ``partial``: some of its elements only (moved)."""
     moves: list[dict] = []
     seen: dict[int, dict] = {}
     with torch.no_grad():
@@ -87,7 +100,7 @@ def move_parameters(model: torch.nn.Module, seed: int) -> list[dict]:
             values = old.double()
             move = {"digest": digest(old), "dtype": str(old.dtype), "shape": list(old.shape),
                     "positive": bool((values > 0).all()), "scale": _scale(values), "seed": seed + len(moves),
-                    "names": [name]}  # fmt: skip
+                    "names": [name], "partial": partial}  # fmt: skip
             moves.append(move)
             seen[id(p)] = move
             p.copy_(moved(old, move).to(p.device))
