@@ -588,10 +588,12 @@ def test_verification_in_groups_of_two_catches_what_one_group_did(monkeypatch):
         assert RUNTIME_ONLY[name] in " ".join(verdict.reasons), (name, verdict.reasons)
     # A ring of buffers longer than a group: the configuration's outputs stay held and are read again
     # at its end (review of the grouping: it passed while only a group's results were held).
-    # (The trial at several thread counts, five calls in a row, may find it first.)
+    # (The trials of many calls may find it first: at several thread counts, or while another thread calls
+    # the model, whose calls overwrite a buffer the sooner the busier the machine: seen under load, 2026-12-02.)
     verdict = cpu_eval("cheat_output_ring_longer_than_a_group")
     assert verdict.status == "incorrect", verdict.reasons
-    assert "finds the first overwritten" in verdict.reasons[0], verdict.reasons
+    found_by = ("finds the first overwritten", "CPU threads set to other counts", "another thread called the same model")
+    assert any(words in verdict.reasons[0] for words in found_by), verdict.reasons
 
 
 def test_held_outputs_are_read_again_where_they_lie():

@@ -404,7 +404,10 @@ class CandidateRunner:
             **reply,
             "threads_started": threading.active_count() - threads,
             "interpreted_spans": [list(span) for span in self.counter.interpreted_spans],
-            **self._evidence(),
+            # the libraries' registries read after the timed blocks, not their warm-ups too: what a warm-up
+            # changes is still changed at the block after it (process_settings.rebound reads some 200,000
+            # entries)
+            **self._evidence(registries=bool(msg.get("keep_last"))),
         }
 
     def cmd_share(self, msg: dict) -> dict:
@@ -420,7 +423,7 @@ class CandidateRunner:
         """The device kernels one forward pass launches, with their times, from torch.profiler (CUDA)."""
         return {"kernels": profile_kernels(self.harness.model, self.harness.first_trial, self.device)}
 
-    def _evidence(self) -> dict:
+    def _evidence(self, registries: bool = True) -> dict:
         """Timing primitives replaced since import, forge's own code rebound since (own_code), graphs
         torch.compile compiled, the process-wide settings changed since import, the installed libraries'
         functions and classes rebound (process_settings) and files changed (file_writes)."""
@@ -434,7 +437,8 @@ class CandidateRunner:
         files = list(self.file_watch.found) if self.file_watch else []
         return {"patched": patched, "compiled_graphs": op_census.compiled_graphs(), "settings_changed": settings,
                 "own_code_rebound": rebound, "files_changed": files,
-                "library_rebound": process_settings.rebound(self.bindings) if self.bindings else []}  # fmt: skip
+                "library_rebound": process_settings.rebound(self.bindings, registries=registries) if self.bindings
+                else []}  # fmt: skip
 
 
 # Calls made in verification while a configuration's results are held, the trials' included: a ring of

@@ -420,7 +420,7 @@ def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict, dict]]:
     return found
 
 
-def rebound(before: dict[str, tuple[dict, dict, dict]], limit: int = 12) -> list[str]:
+def rebound(before: dict[str, tuple[dict, dict, dict]], limit: int = 12, registries: bool = True) -> list[str]:
     """'name: rebound' for each function or class of :func:`bindings` (and each callable of such a class)
     that is no longer the object it was, or is gone, and each registry entry of theirs replaced, removed
     or joined by the candidate's (_tables); the modules imported since are not compared."""
@@ -438,7 +438,7 @@ def rebound(before: dict[str, tuple[dict, dict, dict]], limit: int = 12) -> list
             found += [f"{name}.{key}.{k}: rebound" for k, v in held.items() if own.get(k, _GONE) is not v]
             # a method put on the class over the one it inherits (torch.Tensor.add is TensorBase's)
             found += [f"{name}.{key}.{k}: added" for k in own.keys() - keys if callable(own[k])]
-        for where, (table, held) in tables.items():
+        for where, (table, held) in tables.items() if registries else ():
             found += _table_changes(f"{name}.{where}", table, held)
         if len(found) >= limit:
             return found[:limit]

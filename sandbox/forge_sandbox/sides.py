@@ -65,6 +65,17 @@ class RunnerOptions:
     memory_limit: int = 0  # bytes the candidate's processes may keep resident (0: host.default_memory_limit)
 
 
+# How long a runner may take to answer its first command, "hello": forge's own start (Python, torch, its
+# modules), before any of the candidate's code, which a stage limit set short for the candidate's stages does
+# not cut (on two cores busy with other evaluations it took 8-12 s, 2026-12-02: a hanging candidate's test,
+# at 8 s a stage, was told the reference had failed).
+RUNNER_START_S = 60.0
+
+
+def _limit(message: dict, timeout: float) -> float:
+    return max(timeout, RUNNER_START_S) if message.get("op") == "hello" else timeout
+
+
 class Sides:
     """The reference runner and the candidate runner of one evaluation."""
 
@@ -322,7 +333,7 @@ class Sides:
     def request_ref(self, message: dict) -> tuple[dict, float]:
         """A reference command, with the host's wall time for it; its failures are the task's."""
         try:
-            reply, wall = self.ref.request(message, self.opt.timeout)
+            reply, wall = self.ref.request(message, _limit(message, self.opt.timeout))
         except RunnerFailure as failure:
             raise self.runner_stop(failure, "reference", "reference") from None
         if not reply["ok"]:
@@ -337,7 +348,7 @@ class Sides:
 
     def request_cand(self, message: dict, stage: str, payload_limit: int = 0) -> tuple[dict, float]:
         try:
-            reply, wall = self.cand.request(message, self.opt.timeout, payload_limit)
+            reply, wall = self.cand.request(message, _limit(message, self.opt.timeout), payload_limit)
         except RunnerFailure as failure:
             raise self.runner_stop(failure, "candidate", stage) from None
         if not reply["ok"]:

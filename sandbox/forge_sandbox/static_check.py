@@ -722,9 +722,15 @@ def _leaves(body: list) -> bool:
     return found
 
 
+# Names with a leading underscore that are a library's documented, public API
+_PUBLIC_UNDERSCORED = frozenset({"_exit"})
+
+
 def _private(part: str) -> bool:
-    """``_utils``, ``_KL_REGISTRY``: a private name; ``__version__`` and ``__name__`` are not."""
-    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+    """``_utils``, ``_KL_REGISTRY``: a private name; ``__version__``, ``__name__`` and ``os._exit`` are not."""
+    return (
+        part.startswith("_") and not (part.startswith("__") and part.endswith("__")) and part not in _PUBLIC_UNDERSCORED
+    )
 
 
 def _torch_machinery(name: str) -> str:
