@@ -85,6 +85,11 @@ _STARTED_WHY = (
     "how its process was started, which process, user or machine it is and what lies around it are no kernel's "
     "business (it must behave the same in every process)"
 )
+# How a tensor was made and who else holds it: forge's calls pass inputs held by one list, as leaves, and
+# a kernel that read this was right there and wrong on a user's ``y = m(x)`` or a training activation (a
+# review, 2026-12-02: sys.getrefcount and grad_fn). A kernel computes from values, never from a history.
+_PROVENANCE = frozenset({"getrefcount", "getweakrefcount", "getweakrefs", "grad_fn", "is_leaf", "_version",
+                         "_base", "output_nr", "_backward_hooks"})  # fmt: skip
 # A file's owner, group and device, however it was stat'ed (os.stat, pathlib, a DirEntry).
 _OWNER_ATTRIBUTES = frozenset({"st_uid", "st_gid", "st_dev", "st_rdev", "st_ino"})
 _SUBCLASS_HOOKS = {"__torch_function__", "__torch_dispatch__"}
@@ -203,6 +208,7 @@ _BACKEND_FLAGS = ("torch.backends.",)
 # passed; in its sandbox the folder was not there). The runner records what Python's functions change at
 # run time too (file_writes), whatever name they are reached by.
 _FILE_CHANGES = {
+    "os.mkfifo", "os.mknod",
     "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.renames", "os.replace", "os.chmod",
     "os.lchmod", "os.chown", "os.lchown", "os.truncate", "os.utime", "os.link", "os.symlink", "shutil.rmtree",
     "shutil.move", "shutil.chown", "shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree",
@@ -615,6 +621,9 @@ class _Visitor(ast.NodeVisitor):
             self.flag(node, f"reads {self.resolved(node)}: {_STARTED_WHY}")
         if node.attr == "__dict__":
             self.flag(node, "uses __dict__: reaching into namespaces is not allowed in a kernel")
+        if node.attr in _PROVENANCE:
+            self.flag(node, f"reads .{node.attr}: how its inputs were made or who holds them is no kernel's business "
+                            "(it must compute the same for a user's tensors)")  # fmt: skip
         if node.attr in _OWNER_ATTRIBUTES:
             self.flag(node, f"reads .{node.attr}, a file's owner or device: {_STARTED_WHY}")
         if node.attr in _FRAME_ATTRIBUTES:
@@ -820,12 +829,18 @@ _EXTENSION_BUILD_NAMES = frozenset({"cpp_extension", "load_inline", "CppExtensio
 
 
 def _joined_string(node: ast.AST) -> str | None:
-    """The string an expression of string constants joined by ``+`` makes, or None."""
+    """The string an expression of string constants joined by ``+`` (or repeated by ``*``) makes, or None
+    (a review, 2026-12-02: ``"_" * 2 + "code" + "_" * 2``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _joined_string(node.left), _joined_string(node.right)
         return None if left is None or right is None else left + right
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for text, times in ((node.left, node.right), (node.right, node.left)):
+            piece = _joined_string(text)
+            if piece is not None and isinstance(times, ast.Constant) and type(times.value) is int:
+                return piece * max(0, min(times.value, 64))
     return None
 
 
