@@ -159,6 +159,12 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import pathlib\nTOLD = pathlib.Path('/x').exists()", "calls exists"),
         ("TOLD = open('/sys/fs/cgroup/cgroup.controllers').read()", "calls open"),
         ("import numpy as np\nW = np.load('/x.npy')", "calls numpy.load"),
+        # review 47: how an input was made or who holds it (forge's are leaves held by one list); a fifo made
+        ("import sys\ndef f(x):\n    return sys.getrefcount(x) == 7", "reads .getrefcount"),
+        ("def f(x):\n    return x.grad_fn is None", "reads .grad_fn"),
+        ("def f(x):\n    return x._version", "reads ._version"),
+        ("import os\nos.mkfifo('checkpoint.pt')", "calls os.mkfifo"),
+        ("import functools\nN = '_' * 2 + 'code' + '_' * 2", "names '__code__'"),
         # the same review: a hook bound by assignment in a class body, and a TorchFunctionMode as a base class
         ("class M:\n    __torch_function__ = print", "assigns __torch_function__"),
         (
