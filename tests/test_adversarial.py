@@ -1141,6 +1141,32 @@ def test_junk_in_a_candidates_cache_does_not_outlive_its_evaluation(tmp_path, mo
     assert isolation.bytes_under([str(caches)]) < 50 * 2**20
 
 
+def test_a_file_written_through_a_link_in_a_folder_of_its_own_is_a_write_where_it_leads(tmp_path):
+    # Review 47 (2026-12-02): a link made in the candidate's own mkdtemp folder to a user's script, which was
+    # written and chmod'ed through it; the file watch resolved the folder only. Its audit hook lasts for the
+    # process, so the watch runs in a child of its own.
+    import textwrap
+
+    target = tmp_path / "run.sh"
+    target.write_text("echo hi\n")
+    program = textwrap.dedent(f"""
+        import os, pathlib, tempfile
+        from forge_sandbox.file_writes import FileWatch
+        watch = FileWatch([])
+        watch.install()
+        folder = tempfile.mkdtemp()
+        link = os.path.join(folder, "x")
+        os.symlink({str(target)!r}, link)
+        pathlib.Path(link).write_text("echo owned\\n")
+        os.chmod(link, 0o755)
+        pathlib.Path(folder, "own").write_text("fine")
+        print("\\n".join(watch.found))
+    """)
+    found = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert f"open for writing: {target}" in found and f"os.chmod: {target}" in found, found
+    assert "/own" not in found, found
+
+
 def test_files_held_open_or_mapped_after_their_unlink_count_as_written(tmp_path):
     import mmap
 

@@ -89,10 +89,11 @@ class FileWatch:
         else:
             places = [(args[at], args[fd] if fd is not None and fd < len(args) else None) for at, fd in _CHANGES[event]]
         for path, dir_fd in places:
-            where = _resolved(path, dir_fd)
-            if where is not None and not self._permitted(where):
-                if len(self.found) < MAX_FOUND:
-                    self.found.append(f"{event if event != 'open' else 'open for writing'}: {where[:200]}")
+            for where in _resolved(path, dir_fd):
+                if not self._permitted(where):
+                    if len(self.found) < MAX_FOUND:
+                        self.found.append(f"{event if event != 'open' else 'open for writing'}: {where[:200]}")
+                    break
 
     def _permitted(self, path: str) -> bool:
         if path in _DISCARDS or path.startswith(tuple(self.allowed)) or os.path.join(path, "") in self.allowed:
@@ -103,17 +104,21 @@ class FileWatch:
         return False
 
 
-def _resolved(path, dir_fd) -> str | None:
-    """The absolute path an event's argument names (relative to its dir_fd or the working folder), its
-    folder's links resolved; None for a file descriptor (a file already open)."""
+def _resolved(path, dir_fd) -> list[str]:
+    """The absolute paths an event's argument names (relative to its dir_fd or the working folder): with its
+    folder's links resolved, and where the name itself is a link, the file it leads to (a review, 2026-12-02:
+    a link made in the candidate's own temporary folder to a user's script, written and chmod'ed through);
+    none for a file descriptor (a file already open)."""
     if isinstance(path, int) or path is None:
-        return None
+        return []
     name = os.fsdecode(path)
     if not os.path.isabs(name):
         base = os.readlink(f"/proc/self/fd/{dir_fd}") if isinstance(dir_fd, int) else os.getcwd()
         name = os.path.join(base, name)
     folder, leaf = os.path.split(os.path.normpath(name))
-    return os.path.join(os.path.realpath(folder), leaf)
+    named = os.path.join(os.path.realpath(folder), leaf)
+    led_to = os.path.realpath(named)
+    return [named] if led_to == named else [named, led_to]
 
 
 def _from_the_import_system() -> bool:
