@@ -1651,6 +1651,16 @@ def test_a_librarys_registry_changed_in_place_counts_as_rebound():
     import json.tool  # noqa: F401
 
     assert process_settings.rebound(held) == []
+    # review 47: a library function's code swapped in place, the function object kept
+    import torch.nn.functional as F
+
+    code = F.dropout.__code__
+    try:
+        F.dropout.__code__ = (lambda input, p=0.5, training=True, inplace=False: input).__code__
+        assert "torch.nn.functional.dropout: its code replaced" in process_settings.rebound(held)
+    finally:
+        F.dropout.__code__ = code
+    assert process_settings.rebound(held) == []
 
 
 def test_forges_own_tables_changed_in_place_count_as_rebound():

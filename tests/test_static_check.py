@@ -165,6 +165,11 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("def f(x):\n    return x._version", "reads ._version"),
         ("import os\nos.mkfifo('checkpoint.pt')", "calls os.mkfifo"),
         ("import functools\nN = '_' * 2 + 'code' + '_' * 2", "names '__code__'"),
+        ("import torch\ntorch.default_generator.manual_seed(1)", "calls torch.default_generator.manual_seed"),
+        ("import torch\nS = torch.default_generator.get_state()", "calls torch.default_generator.get_state"),
+        ("import warnings\nwarnings.filterwarnings('ignore', '.*')", "calls warnings.filterwarnings"),
+        ("import os\nos.putenv('PYTHONPATH', '/tmp/x')", "calls os.putenv"),
+        ("import torch\ntorch.set_printoptions(precision=1)", "calls torch.set_printoptions"),
         # the same review: a hook bound by assignment in a class body, and a TorchFunctionMode as a base class
         ("class M:\n    __torch_function__ = print", "assigns __torch_function__"),
         (

@@ -389,7 +389,7 @@ def _table_changes(where: str, table, held) -> list[str]:
     return found
 
 
-def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict, dict]]:
+def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict, dict, dict]]:
     """The functions and classes bound in the installed libraries' modules (the standard library's,
     PyTorch's, numpy's, Triton's: every module not loaded from elsewhere), and the callables of the classes
     among them (and the names each class held), and the registries they hold (_tables), by module: what
@@ -414,18 +414,21 @@ def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict, dict]]:
             if isinstance(value, type) and getattr(value, "__module__", None) == name:
                 own = dict(vars(value))
                 members[key] = ({k: v for k, v in own.items() if callable(v) or hasattr(v, "__get__")}, set(own))
+        # and each function's code, which a module can swap in place, the function object kept (review 47:
+        # functools.update_wrapper(F.dropout, f, assigned=("__code__",)) made every Dropout the identity)
+        codes = {k: v.__code__ for k, v in functions.items() if type(v) is types.FunctionType}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch.distributed.reduce_op's deprecation, as its namespace is read
-            found[name] = (functions, members, _tables(names))
+            found[name] = (functions, members, _tables(names), codes)
     return found
 
 
-def rebound(before: dict[str, tuple[dict, dict, dict]], limit: int = 12, registries: bool = True) -> list[str]:
+def rebound(before: dict[str, tuple[dict, dict, dict, dict]], limit: int = 12, registries: bool = True) -> list[str]:
     """'name: rebound' for each function or class of :func:`bindings` (and each callable of such a class)
     that is no longer the object it was, or is gone, and each registry entry of theirs replaced, removed
     or joined by the candidate's (_tables); the modules imported since are not compared."""
     found: list[str] = []
-    for name, (functions, members, tables) in before.items():
+    for name, (functions, members, tables, codes) in before.items():
         module = sys.modules.get(name)
         if module is None:
             continue
@@ -433,6 +436,8 @@ def rebound(before: dict[str, tuple[dict, dict, dict]], limit: int = 12, registr
         for key, value in functions.items():
             if names.get(key, _GONE) is not value:
                 found.append(f"{name}.{key}: rebound")
+            elif key in codes and value.__code__ is not codes[key]:
+                found.append(f"{name}.{key}: its code replaced")
         for key, (held, keys) in members.items():
             own = vars(functions[key])
             found += [f"{name}.{key}.{k}: rebound" for k, v in held.items() if own.get(k, _GONE) is not v]

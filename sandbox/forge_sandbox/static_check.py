@@ -131,11 +131,16 @@ _PROCESS_WIDE_REGISTRATIONS = {
     # (and every imported module's register*: visit_Call)
     "torch.utils.checkpoint.set_device_type", "cupy.cuda.set_allocator", "cupy.cuda.set_pinned_memory_allocator",
     "mimetypes.add_type",
+    # review 47: torch's generator seeded through its object, printing changed, warnings silenced, the C-level
+    # environment that child processes inherit set behind os.environ's back
+    "torch.default_generator.manual_seed", "torch.default_generator.set_state", "torch.default_generator.seed",
+    "torch.set_printoptions", "numpy.set_printoptions", "warnings.filterwarnings", "warnings.simplefilter",
+    "warnings.resetwarnings", "os.putenv", "os.unsetenv",
 }  # fmt: skip
 # The random generators' seed and state, read: a kernel right only for the seeds forge draws (or only for
 # the small ones a user sets) passed (a review, 2026-11-29). A kernel draws from a generator; it never
 # needs to know how it was seeded.
-_SEED_READS = {"initial_seed", "get_rng_state", "get_rng_state_all"}
+_SEED_READS = {"initial_seed", "get_rng_state", "get_rng_state_all", "get_state"}
 # In C++/CUDA source strings: entry points that bypass PyTorch's dispatcher (and so the census), and
 # native threads that would run beside the other side's timing.
 _NATIVE_RED_FLAGS = {
