@@ -148,7 +148,7 @@ CHEATS = {
     "cheat_torch_load_deserializer_registered": {"rejected"},
     "cheat_environment_read_through_setdefault": {"rejected", "incorrect"},
     "cheat_build_flag_runs_a_shell_command": {"rejected"},
-    "cheat_last_result_kept_for_the_same_tensor": {"incorrect"},
+    "cheat_last_result_kept_for_the_same_tensor": {"incorrect", "rejected"},  # (._version: the static check, since review 47)
     "cheat_files_changed_at_import": {"rejected"},
     # A review, 2026-12-02: PyTorch's operators renamed around a token kernel, a GEMM allowed by the reference's
     # strided-layout fallback, PyTorch's registries changed in place, a kernel wrong from 9 to 64 threads and
@@ -193,7 +193,7 @@ CHEATS = {
     # ... and a second fresh review's: numpy from a TorchFunctionMode's hook, inside an interpreted launch
     "cheat_numpy_from_a_torch_mode_in_a_launch": {"rejected"},
     # ... and weights kept packed until their version counter moves (the in-place step writes through .data)
-    "cheat_weights_cached_by_version": {"incorrect"},
+    "cheat_weights_cached_by_version": {"incorrect", "rejected"},  # (._version: the static check, since review 47)
     # ... and a review with the static check off: right only under forge's census (a dispatch mode), weights
     # refreshed only under one, wrong off the main thread (all rejected by the static check's reading too)
     "cheat_right_only_under_the_census": {"rejected"},

@@ -207,6 +207,9 @@ def test_what_an_honest_kernel_changes_is_its_own():
         "VERSION = torch.__version__\nCACHE = {}\nCACHE.update({1: 2})\nCACHE[3] = 4\n"
         "class K:\n    def __init__(self):\n        self._plans = {}\n        self._plans.clear()\n"
         "        self.layers = torch.nn.ModuleList()\n        self.layers.append(torch.nn.Identity())\n"
+        # a module's functions and a class's methods named as a container's are calls, not changes
+        "import numpy as np\nimport torch.nn.functional as F\n"
+        "def f(x, y):\n    return torch.add(y, x), np.insert(y, 0, 1), torch.Tensor.add(x, y), torch.sort(x)\n"
     )
     report = check(TRITON + source)
     assert report.ok, report.findings

@@ -356,6 +356,7 @@ class _Visitor(ast.NodeVisitor):
     def __init__(self, tree: ast.AST) -> None:
         self.findings: list[str] = []
         self.aliases: dict[str, str] = {}  # local name -> the module it stands for (import time as t)
+        self.modules: set[str] = set()  # the modules imported by ``import`` (torch, torch.nn.functional)
         self.docstrings = _docstrings(tree)
         self.parents: dict[int, ast.AST] = {
             id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
@@ -380,6 +381,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._check_module(node, alias.name)
+            parts = alias.name.split(".")
+            self.modules.update(".".join(parts[: i + 1]) for i in range(len(parts)))
             self.aliases[alias.asname or alias.name.split(".")[0]] = (
                 alias.name if alias.asname else alias.name.split(".")[0]
             )
@@ -562,9 +565,19 @@ class _Visitor(ast.NodeVisitor):
     def _check_container_change(self, container: ast.AST, node: ast.AST) -> None:
         """A container reached from an imported module, changed in place (os.environ aside: setting a
         compiler's variables is allowed, reading them is not, _reads_environment)."""
-        if dotted_name(container) and self._of_an_import(container) and self.resolved(container) != "os.environ":
-            self.flag(node, f"changes {self.resolved(container)} in place: what an imported module holds is the "
-                            "library's, for the whole process that imports the kernel")  # fmt: skip
+        name = self.resolved(container)
+        last = name.rsplit(".", 1)[-1]
+        if (
+            not dotted_name(container)
+            or not self._of_an_import(container)
+            or name == "os.environ"
+            # a module's own function (torch.add, np.insert) or a class's method (torch.Tensor.add), not a table
+            or name in self.modules | _PROTECTED_ROOTS
+            or (last[:1].isupper() and not last.isupper())
+        ):
+            return
+        self.flag(node, f"changes {name} in place: what an imported module holds is the library's, for the whole "
+                        "process that imports the kernel")  # fmt: skip
 
     def _check_assign_target(self, target: ast.AST) -> None:
         if isinstance(target, ast.Subscript) and _namespace_of(target.value):
