@@ -173,6 +173,11 @@ _INSTALLED = tuple(
 )
 
 
+def _installed(path: str) -> bool:
+    """Whether a file lies among the installed packages' and Python's own (not the candidate's, not forge's)."""
+    return os.path.realpath(path).startswith(_INSTALLED)
+
+
 def _umask() -> str:
     try:
         with open("/proc/self/status") as status:
@@ -302,7 +307,7 @@ def _process_state() -> dict[str, object]:
         "import machinery (sys.meta_path, sys.path_hooks)": [_identity(x) for x in (*sys.meta_path, *sys.path_hooks)],
         # but the installed packages' own folders, which setuptools adds (its vendored packages) when
         # load_inline imports it
-        "sys.path": [entry for entry in sys.path if not os.path.realpath(entry).startswith(_INSTALLED)],
+        "sys.path": [entry for entry in sys.path if not _installed(entry)],
     }
     for name in dir(resource):
         if name.startswith("RLIMIT_"):
@@ -357,10 +362,10 @@ def _made_outside(value) -> bool:
     value = getattr(value, "func", value)  # a functools.partial's function
     code = getattr(getattr(value, "__func__", value), "__code__", None)
     if code is not None:
-        return not os.path.realpath(code.co_filename).startswith(_INSTALLED)
+        return not _installed(code.co_filename)
     module = sys.modules.get(getattr(value, "__module__", None) or "")
     path = getattr(module, "__file__", None)
-    return not isinstance(path, str) or not os.path.realpath(path).startswith(_INSTALLED)
+    return not isinstance(path, str) or not _installed(path)
 
 
 def _table_changes(where: str, table, held) -> list[str]:
@@ -403,7 +408,7 @@ def bindings(skip: tuple[str, ...] = ()) -> dict[str, tuple[dict, dict, dict, di
         if not isinstance(module, types.ModuleType) or name.split(".")[0] in skip:
             continue
         path = getattr(module, "__file__", None)
-        if isinstance(path, str) and not os.path.realpath(path).startswith(_INSTALLED):
+        if isinstance(path, str) and not _installed(path):
             continue
         names = getattr(module, "__dict__", None)
         if not isinstance(names, dict):

@@ -383,9 +383,7 @@ class _Visitor(ast.NodeVisitor):
             self._check_module(node, alias.name)
             parts = alias.name.split(".")
             self.modules.update(".".join(parts[: i + 1]) for i in range(len(parts)))
-            self.aliases[alias.asname or alias.name.split(".")[0]] = (
-                alias.name if alias.asname else alias.name.split(".")[0]
-            )
+            self.aliases[alias.asname or parts[0]] = alias.name if alias.asname else parts[0]
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:

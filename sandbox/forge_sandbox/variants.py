@@ -229,10 +229,11 @@ def grad_enabled(variant: str) -> bool:
 MANY_THREADS = 67
 THREAD_COUNTS = (MANY_THREADS, 2, 3, 4, 8)
 # ... and, besides those written here, one drawn afresh from each of these ranges for every such trial (the
-# counts of common machines: 12, 16, 32, 64, and of the largest: 96, 128, 192) and the machine's own count. A kernel that split its
-# work into a table of eight chunks left the tail of its output unwritten from 9 to 64 threads and passed at
-# the fixed counts alone (a review, 2026-12-02): a kernel must be right at every count, not at a list it
-# can read. The draws come from the operating system's generator, which no seed reaches.
+# counts of common machines: 12, 16, 32, 64, and of the largest: 96, 128, 192) and the machine's own count.
+# A kernel that split its work into a table of eight chunks left the tail of its output unwritten from 9 to
+# 64 threads and passed at the fixed counts alone (a review, 2026-12-02): a kernel must be right at every
+# count, not at a list it can read. The draws come from the operating system's generator, which no seed
+# reaches.
 DRAWN_THREAD_COUNTS = (range(5, 17), range(17, 65), range(68, 257))
 _DRAW = random.SystemRandom()
 
@@ -428,8 +429,7 @@ def calls_at_thread_counts(call, seen) -> list[int]:
     counts = other_thread_counts(torch.get_num_threads())
     for threads in counts:
         out = call_under(OTHER_THREADS, call, threads)
-        size = out.untyped_storage().nbytes() if type(out) is torch.Tensor else 0
-        device = out.device if type(out) is torch.Tensor else None
+        size, device = (out.untyped_storage().nbytes(), out.device) if type(out) is torch.Tensor else (0, None)
         seen(out)
         del out
         scrub(size, device)
