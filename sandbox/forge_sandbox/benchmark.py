@@ -63,7 +63,7 @@ QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a 
 # figure is reported, not allowed: torch.compile's threads in its runner raised it to 1.33 once.
 CORES_SLACK = 0.05
 # On one thread, the CPU time beside the busiest thread over its own that still passes (_beside_the_busiest):
-# honest runners measured 0.0000 (five kernels, 2026-12-02); the timer's helper thread doing 17% of the work,
+# honest runners measured 0.0000 (four kernels, 2026-12-02); the timer's helper thread doing 17% of the work,
 # 4.0% on a quiet machine and 2.6% beside two busy processes, where its cores read 1.05 or less.
 BESIDE_THE_ONE_THREAD = 0.005
 KEPT_OUTPUTS, KEPT_BYTES = 8, 64 * 2**20  # per timed block and side, compared in full
@@ -759,10 +759,11 @@ def _beside_the_busiest(blocks: list[Block]) -> float | None:
     The cores kept busy at once (_typical_cores) fall toward one when the machine is loaded: a thread that
     waits for its helper, spinning, is busy the while, and a helper that waits for a core adds nothing at
     once. Its share of the work does not fall: on one thread, nothing runs beside it but a few runtime ticks."""
-    busiest = sum(b.busiest_thread_s for b in blocks if b.wall_ms > 0)
+    timed = [b for b in blocks if b.wall_ms > 0]
+    busiest = sum(b.busiest_thread_s for b in timed)
     if busiest <= 0:
         return None
-    return sum(max(0.0, b.cpu_s - b.busiest_thread_s) for b in blocks if b.wall_ms > 0) / busiest
+    return sum(max(0.0, b.cpu_s - b.busiest_thread_s) for b in timed) / busiest
 
 
 def _typical_cores(blocks: list[Block]) -> float | None:
