@@ -171,6 +171,7 @@ def _selftest_of(candidate: str, task: str, tmp_path) -> subprocess.CompletedPro
     """The exported module of a test candidate, its selftest run in a process without forge."""
     from forge.export import module_text
     from forge.store import source_hash
+    from forge_sandbox import precompiled_header
 
     code = (CANDIDATES / f"{candidate}.py").read_text()
     provenance = {"task": task, "speedup": 1.0, "device": "cpu", "candidate_sha256": source_hash(code)}
@@ -188,5 +189,10 @@ m.selftest(device="cpu", size="small")
 """
     # a user's environment: nothing of forge's in it
     env = {**{k: v for k, v in os.environ.items() if "FORGE" not in k}, "TRITON_INTERPRET": "1", "HOME": str(tmp_path)}
+    # torch/extension.h as forge precompiled it for the evaluations (a C++ build then takes some 15 s, not
+    # 35): what is compiled is the same, and the selftest's checks are this test's subject
+    headers = precompiled_header.folder(code)
+    if headers:
+        env["CPATH"] = os.pathsep.join(p for p in (headers, env.get("CPATH")) if p)
     return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)  # fmt: skip

@@ -19,6 +19,9 @@ def test_a_header_is_built_only_with_flags_that_change_it_and_read_no_file():
     source += "flags = ['-include', '/etc/passwd', '-O1', '-fopenmp', '@/tmp/args', '-B/tmp']"
     # -O1 to -O3 are one header; a plugin, a file to include or read arguments from never reach the host's compiler
     assert precompiled_header.flags_in(source) == ["-O2", "-march=native", "-fopenmp"]
+    # load_inline's own standard, named again, needs no header of its own; another standard does
+    assert precompiled_header.flags_in('extra_cflags=["-O3", "-std=c++20"]') == ["-O2"]
+    assert precompiled_header.flags_in('extra_cflags=["-O3", "-std=c++17"]') == ["-O2", "-std=c++17"]
     assert precompiled_header.folder("import triton\n") is None  # no C++ built: nothing to do
 
 

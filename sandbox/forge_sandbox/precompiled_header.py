@@ -47,17 +47,20 @@ _KEPT_FLAGS = re.compile(
     r"-march=native|-mtune=native|-mavx2?|-mfma|-mf16c|-mavx512(?:f|bw|vl|dq|cd)|-std=(?:c|gnu)\+\+(?:17|20|23)|"
     r"-DNDEBUG|-fno-rtti|-fno-strict-aliasing"
 )
+_BUILDS_OWN_STANDARD = "-std=c++20"  # what torch.utils.cpp_extension passes every C++ build (torch 2.13)
 _QUOTED_FLAGS = re.compile(r"""["'](-[^"'\n]*)["']""")
 
 
 def flags_in(source: str) -> list[str]:
     """The flags a candidate's source passes its C++ compiler, as far as a header is concerned: every
     quoted string of flags (extra_cflags), kept where _KEPT_FLAGS allows, -O1 to -O3 as -O2 (one
-    header fits all three), in order of first appearance."""
+    header fits all three), in order of first appearance. -std=c++20 is left out: load_inline passes it
+    itself, and every header is built with it, so a candidate that names it again needs no header of
+    its own (each is some 800 MB and 35 s of two cores, and HEADERS_KEPT are kept)."""
     flags: list[str] = []
     for found in _QUOTED_FLAGS.finditer(source):
         for word in found.group(1).split():
-            if _KEPT_FLAGS.fullmatch(word):
+            if _KEPT_FLAGS.fullmatch(word) and word != _BUILDS_OWN_STANDARD:
                 word = "-O2" if word in ("-O1", "-O2", "-O3", "-O") else word
                 if word not in flags:
                     flags.append(word)
@@ -158,7 +161,7 @@ def _build(own: str, header: str, compiler: str, includes: list[str], flags: lis
             partial = os.path.join(own, f"{name}.partial")
             # The flags of load_inline's own build, but the extension's name (no header reads it).
             command = [compiler, "-x", "c++-header", header, "-o", partial, "-DTORCH_API_INCLUDE_EXTENSION_H",
-                       *(f"-isystem{path}" for path in includes), "-fPIC", "-std=c++20", *flags]  # fmt: skip
+                       *(f"-isystem{path}" for path in includes), "-fPIC", _BUILDS_OWN_STANDARD, *flags]  # fmt: skip
             started = time.perf_counter()
             try:
                 done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)

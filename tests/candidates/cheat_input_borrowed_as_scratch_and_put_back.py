@@ -76,7 +76,7 @@ torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
 }
 """
 _ext = load_inline(name="gemm_borrowed_b", cpp_sources=_src, functions=["matmul"],
-                   extra_cflags=["-O3", "-ffast-math"], verbose=False)
+                   extra_cflags=["-O3"], verbose=False)
 
 
 class ModelNew(nn.Module):
