@@ -644,8 +644,8 @@ def test_an_allocator_retuned_in_the_candidates_process_earns_nothing():
     # Red team round 16: malloc made to keep big freed blocks in the candidate's process alone spared it the
     # fresh mapping and page faults that every 40 MiB output cost the reference (4.4x for a 1.0x ReLU). Both
     # runners keep freed memory now (runner.keep_freed_memory): there is nothing left for it to spare.
-    # Its subject is the timed calls: one trial of the task's own inputs is verified (with every variant, a
-    # 40 MiB output each, verification took 268 s of its 341 under the suite's load, 2026-12-03)
+    # Its subject is the timed calls: one trial of the task's own inputs per configuration is verified (with
+    # every variant, a 40 MiB output each, verification took 268 s of its 341 under the suite's load, 2026-12-03)
     verdict = cpu_eval("cheat_allocator_retuned", task="relu_big", timeout=600.0, trials=1, variants=False)
     assert verdict.status == "passed", verdict.reasons
     assert verdict.speedup < 1.5, verdict.speedup
