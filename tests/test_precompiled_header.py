@@ -22,6 +22,11 @@ def test_a_header_is_built_only_with_flags_that_change_it_and_read_no_file():
     # load_inline's own standard, named again, needs no header of its own; another standard does
     assert precompiled_header.flags_in('extra_cflags=["-O3", "-std=c++20"]') == ["-O2"]
     assert precompiled_header.flags_in('extra_cflags=["-O3", "-std=c++17"]') == ["-O2", "-std=c++17"]
+    # of the levels and the standards, the last counts, as in the compiler (review of the above: a header
+    # was built for the first)
+    assert precompiled_header.flags_in('extra_cflags=["-std=c++17", "-std=c++20"]') == []
+    assert precompiled_header.flags_in('extra_cflags=["-std=c++20 -O3", "-std=c++17"]') == ["-std=c++17", "-O2"]
+    assert precompiled_header.flags_in('extra_cflags=["-O3 -march=native -O0"]') == ["-O0", "-march=native"]
     assert precompiled_header.folder("import triton\n") is None  # no C++ built: nothing to do
 
 

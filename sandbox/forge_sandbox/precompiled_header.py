@@ -53,18 +53,26 @@ _QUOTED_FLAGS = re.compile(r"""["'](-[^"'\n]*)["']""")
 
 def flags_in(source: str) -> list[str]:
     """The flags a candidate's source passes its C++ compiler, as far as a header is concerned: every
-    quoted string of flags (extra_cflags), kept where _KEPT_FLAGS allows, -O1 to -O3 as -O2 (one
-    header fits all three), in order of first appearance. -std=c++20 is left out: load_inline passes it
-    itself, and every header is built with it, so a candidate that names it again needs no header of
-    its own (each is some 800 MB and 35 s of two cores, and HEADERS_KEPT are kept)."""
+    quoted string of flags (extra_cflags), kept where _KEPT_FLAGS allows, in order of first appearance.
+    Of the -O levels and of the -std standards only the last counts, as in the compiler (in the place
+    of the first): -O1 to -O3 as -O2 (one header fits all three), and a last -std=c++20 left out, as
+    load_inline passes it itself and every header is built with it, so a candidate that names it again
+    needs no header of its own (each is some 800 MB and 35 s of two cores, and HEADERS_KEPT are kept)."""
     flags: list[str] = []
+    last: dict[str, str] = {}  # "-O" and "-std=": the last of each
     for found in _QUOTED_FLAGS.finditer(source):
         for word in found.group(1).split():
-            if _KEPT_FLAGS.fullmatch(word) and word != _BUILDS_OWN_STANDARD:
-                word = "-O2" if word in ("-O1", "-O2", "-O3", "-O") else word
-                if word not in flags:
-                    flags.append(word)
-    return flags
+            if not _KEPT_FLAGS.fullmatch(word):
+                continue
+            kind = next((k for k in ("-std=", "-O") if word.startswith(k)), None)
+            if kind is not None:
+                last[kind] = "-O2" if word in ("-O1", "-O2", "-O3", "-O") else word
+                word = kind  # its place, filled with the last one below
+            if word not in flags:
+                flags.append(word)
+    if last.get("-std=") == _BUILDS_OWN_STANDARD:
+        flags.remove("-std=")
+    return [last.get(word, word) for word in flags]
 
 
 def builds_cpp(source: str) -> bool:
