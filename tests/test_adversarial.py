@@ -254,6 +254,8 @@ CHEATS = {
     # path for inputs whose storage cannot resize (timed inputs' memory), which verified inputs now lie in too
     "cheat_wrong_only_when_served": {"incorrect"},
     "cheat_fast_path_for_storage_that_cannot_resize": {"incorrect"},
+    # Review 47 (2026-12-02): print options, warnings filters and the C-level environment left changed at import
+    "cheat_printing_warnings_and_c_environment_changed": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -631,6 +633,17 @@ def test_runtime_defenses_hold_without_static_checks(name):
     assert verdict.status != "passed", verdict.reasons
     reasons = " ".join(verdict.reasons)
     assert any(words in reasons for words in ((expected,) if isinstance(expected, str) else expected)), reasons
+
+
+def test_printing_warnings_and_the_c_environment_left_changed_are_each_named():
+    # Review 47, static check off: each of the four passed, none read by the settings check then
+    verdict = cpu_eval("cheat_printing_warnings_and_c_environment_changed", static_checks=False)
+    assert verdict.status == "rejected", verdict.reasons
+    reasons = " ".join(verdict.reasons)
+    for words in ("torch's print option precision: 4 -> 1", "numpy's print option precision: 8 -> 1",
+                  "('ignore', 'UserWarning')", "('error', 'RuntimeWarning')",
+                  "C-level environment variable PYTHONPATH, apart from os.environ: (none) -> '/tmp/a-users-plugins'"):  # fmt: skip
+        assert words in reasons, reasons
 
 
 def test_native_code_is_held_to_the_static_checks_rules_as_it_was_built():

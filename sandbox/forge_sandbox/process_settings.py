@@ -216,11 +216,19 @@ def _identity(value) -> str:
     return f"{type(value).__name__} at {id(value):#x}"
 
 
-def _catch_all(entry) -> bool:
-    """A warnings filter that applies to every warning of every module (``simplefilter("ignore")``), not a
-    library's own for one message or module."""
+def _for_a_whole_category(entry) -> bool:
+    """A warnings filter that applies to every warning of one of Python's own categories in every module
+    (``simplefilter("ignore")``, ``filterwarnings("error", category=RuntimeWarning)``): what the whole
+    process sees of its warnings. A library's own filters name its own category (numpy's RankWarning,
+    sympy's deprecations), a message or a module."""
     action, message, category, module, line = entry
-    return category is Warning and module is None and line == 0 and (message is None or not message.pattern)
+    return (
+        isinstance(category, type)
+        and category.__module__ == "builtins"
+        and module is None
+        and line == 0
+        and (message is None or not message.pattern)
+    )
 
 
 def _registries() -> dict[str, object]:
@@ -241,7 +249,10 @@ def _registries() -> dict[str, object]:
             torch._C._len_torch_dispatch_stack(),
         ),
         "warn always": torch.is_warn_always_enabled,
-        "warnings filters that match every warning": lambda: [f[0] for f in warnings.filters if _catch_all(f)],
+        # review 47: UserWarning silenced, RuntimeWarning made an error, for every later line of the process
+        "warnings filters for a whole category": lambda: [
+            (f[0], f[2].__name__) for f in warnings.filters if _for_a_whole_category(f)
+        ],
         "trace and profile functions": lambda: [
             _identity(f) for f in (sys.gettrace(), sys.getprofile(), threading.gettrace(), threading.getprofile())
         ],
@@ -284,6 +295,14 @@ def _registries() -> dict[str, object]:
             state[name] = getter()
         except Exception:  # noqa: BLE001 - a registry this build (or a module not imported) does not have
             continue
+    # review 47: how every later tensor and array prints (precision 1 hides a user's wrong digits), by option
+    printing = {"torch": lambda: vars(torch._tensor_str.PRINT_OPTS), "numpy": lambda: numpy.get_printoptions()}
+    for library, options in printing.items():
+        try:
+            held = dict(options())
+        except Exception:  # noqa: BLE001 - numpy not imported
+            continue
+        state.update({f"{library}'s print option {name}": value for name, value in held.items()})
     return state
 
 
@@ -318,10 +337,35 @@ def _process_state() -> dict[str, object]:
     for name, value in os.environ.items():
         if name not in BUILD_VARIABLES + TORCH_SETS:
             state[f"environment variable {name}"] = value
+    for name, value in _c_environment_apart_from_os_environ().items():
+        state[f"C-level environment variable {name}, apart from os.environ"] = value
     for name, value in vars(builtins).items():
         state[f"builtins.{name}"] = _identity(value)
     state.update(_signal_handlers())
     return state
+
+
+_ENVIRON_ENTRIES_READ = 100_000
+
+
+def _c_environment_apart_from_os_environ() -> dict[str, str]:
+    """The C library's environment where it differs from os.environ, by variable. os.putenv, os.unsetenv
+    and a C++ extension's setenv change the environment every later child process inherits (and getenv in
+    native code reads) without os.environ seeing it (review 47: PYTHONPATH set for the user's subprocesses)."""
+    table = ctypes.POINTER(ctypes.c_char_p).in_dll(_libc(), "environ")
+    native: dict[str, str] = {}
+    for index in range(_ENVIRON_ENTRIES_READ):
+        entry = table[index]
+        if entry is None:
+            break
+        name, _, value = os.fsdecode(entry).partition("=")
+        native.setdefault(name, value)  # getenv reads the first of a name
+    exempt = BUILD_VARIABLES + TORCH_SETS
+    return {
+        name: native.get(name, "(unset)")
+        for name in sorted(native.keys() | os.environ.keys())
+        if name not in exempt and native.get(name) != os.environ.get(name)
+    }
 
 
 # What a registry's entries are, for _tables: the functions and classes a library dispatches to. Other
