@@ -256,6 +256,7 @@ CHEATS = {
     "cheat_fast_path_for_storage_that_cannot_resize": {"incorrect"},
     # Review 47 (2026-12-02): print options, warnings filters and the C-level environment left changed at import
     "cheat_printing_warnings_and_c_environment_changed": {"rejected"},
+    "cheat_generator_seeded_as_the_model_is_built": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -544,6 +545,7 @@ RUNTIME_ONLY = {
     # (wrong on memory that cannot resize: wherever verification lays a large or masked trial out there)
     "cheat_fast_path_for_storage_that_cannot_resize": ("(inputs x 100", "(inputs with -inf where a mask would put it)"),
     "cheat_library_registry_changed_in_place": "default_collate_fn_map[<class 'torch.Tensor'>]: replaced",
+    "cheat_generator_seeded_as_the_model_is_built": "(torch's): seeded or set as ModelNew was built",
 }
 
 

@@ -54,11 +54,15 @@ def import_candidate(path: str, module_name: str | None = None):
     return module, counter
 
 
-def build_model(module, init_inputs: list, init_seed: int, device: torch.device):
-    """``ModelNew`` from the reference's constructor arguments, its parameters drawn from ``init_seed``."""
-    torch.manual_seed(init_seed)
+def build_model(module, init_inputs: list, init_seed: int, device: torch.device) -> tuple[object, list[str]]:
+    """``ModelNew`` from the reference's constructor arguments, its parameters drawn from ``init_seed``;
+    and the global generators its construction seeded or set rather than drew from (review 47: a
+    ``torch.manual_seed`` at the end of ``__init__``, after its weights were drawn, made every later draw
+    of a user's process repeat from the model's construction on)."""
+    seeded = generators.seed_all(init_seed)
     model = module.ModelNew(*to_device(init_inputs, device))
-    return model.to(device) if isinstance(model, torch.nn.Module) else model
+    reseeded = generators.reseeded(seeded, device)
+    return (model.to(device) if isinstance(model, torch.nn.Module) else model), reseeded
 
 
 class CandidateRunner:
@@ -71,6 +75,7 @@ class CandidateRunner:
         self.settings: dict[str, str] = {}  # the process-wide settings before the candidate was imported
         self.bindings: dict = {}  # the installed libraries' functions and classes then (process_settings.bindings)
         self.reseeded_at_import: list[str] = []  # the global generators its import seeded or set (generators)
+        self.reseeded_when_built: list[str] = []  # ... and ModelNew's construction, in any configuration
         self.file_watch: file_writes.FileWatch | None = None  # its changes to files beyond its caches
         self.own_code: list = []  # forge's own functions, classes and modules then (own_code)
         self.counter = census.LaunchCounter()
@@ -134,7 +139,8 @@ class CandidateRunner:
         self.init_inputs, self.shape_kept = init_inputs, False
         self.harness.load_pool(protocol.load_tensors(msg["pool_inputs"]))
         self.second_model = None  # the last configuration's (cmd_another), let go before this one's is built
-        self.harness.model = build_model(self.module, init_inputs, msg["init_seed"], self.device)
+        self.harness.model, reseeded = build_model(self.module, init_inputs, msg["init_seed"], self.device)
+        self._built_reseeding(reseeded)
         return {}
 
     def cmd_forward(self, msg: dict) -> dict:
@@ -297,6 +303,9 @@ class CandidateRunner:
         trial["requires_grad"] = out.requires_grad
         return out, trial, record, bounds
 
+    def _built_reseeding(self, reseeded: list[str]) -> None:
+        self.reseeded_when_built += [name for name in reseeded if name not in self.reseeded_when_built]
+
     def _fresh_seed(self) -> generators.Seeded:
         """Seeds the process's global random number generators afresh (generators.seed_all), with a seed
         drawn here, before a trial's call or the import: one that sets them to a state of its own
@@ -369,7 +378,9 @@ class CandidateRunner:
         and then under the census: the four outputs on the pipe, in that order. The second model is
         kept, as a network keeps its layers, until the next configuration."""
         by_order: list = []
-        self.second_model = second = build_model(self.module, self.init_inputs, msg["init_seed"], self.device)
+        second, reseeded = build_model(self.module, self.init_inputs, msg["init_seed"], self.device)
+        self.second_model = second
+        self._built_reseeding(reseeded)
         unmatched = []
         if msg.get("moves"):
             checkpoint = protocol.load_tensors(msg["checkpoint"]) if msg.get("checkpoint") else None
@@ -433,6 +444,9 @@ class CandidateRunner:
         if self.reseeded_at_import:
             settings.append(f"the global random generators ({', '.join(self.reseeded_at_import)}): seeded or set at "
                             "import, so that every draw of the process that imports it starts over")  # fmt: skip
+        if self.reseeded_when_built:
+            settings.append(f"the global random generators ({', '.join(self.reseeded_when_built)}): seeded or set "
+                            "as ModelNew was built, so that every draw of the process that builds one starts over")  # fmt: skip
         rebound = own_code.changed(self.own_code)[:20] if self.own_code else []
         files = list(self.file_watch.found) if self.file_watch else []
         return {"patched": patched, "compiled_graphs": op_census.compiled_graphs(), "settings_changed": settings,

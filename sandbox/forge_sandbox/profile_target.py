@@ -29,7 +29,7 @@ def run(candidate: str, init_inputs: str, inputs: str, init_seed: int, device_na
     device = torch.device(device_name)
     module, _ = import_candidate(candidate)
     args = to_device(protocol.load_tensors(inputs)[0], device)
-    model = build_model(module, protocol.load_tensors(init_inputs), init_seed, device)
+    model, _ = build_model(module, protocol.load_tensors(init_inputs), init_seed, device)
     on_cuda = device.type == "cuda"
     with torch.no_grad():
         for _ in range(warmup):
