@@ -257,6 +257,11 @@ CHEATS = {
     # Review 47 (2026-12-02): print options, warnings filters and the C-level environment left changed at import
     "cheat_printing_warnings_and_c_environment_changed": {"rejected"},
     "cheat_generator_seeded_as_the_model_is_built": {"rejected"},
+    "cheat_weights_assumed_row_major": {"incorrect"},
+    # A review, 2026-12-04 (static check on): native code that reads the C-level environment, writes files
+    # through C++ streams and seeds torch's generator from C++, in the user's process only
+    "cheat_native_file_write_at_load": {"rejected"},
+    "cheat_native_generator_seeded_in_the_users_process": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -410,6 +415,9 @@ TASK_OF = {
     "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
     "cheat_wrong_only_when_served": REPO / "tasks" / "layernorm.py",
     "cheat_fast_path_for_storage_that_cannot_resize": REPO / "tasks" / "softmax_rows.py",
+    "cheat_weights_assumed_row_major": REPO / "tasks" / "gemm_bias_relu.py",
+    "cheat_native_file_write_at_load": REPO / "tasks" / "activation_gelu.py",
+    "cheat_native_generator_seeded_in_the_users_process": REPO / "tasks" / "activation_gelu.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"

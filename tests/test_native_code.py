@@ -61,7 +61,13 @@ def test_an_honest_extensions_imports_break_no_rule():
                         # a fresh review, 2026-11-27: a GELU right only as forge's runner, by getuid from C++; a
                         # thread made for a timer's notice
                         ("getuid@GLIBC_2.2.5", "which process, user or machine"), ("getenv", "how it was started"),
-                        ("fopen64", "what lies around it"), ("timer_create@GLIBC_2.34", "threads")]:  # fmt: skip
+                        ("fopen64", "what lies around it"), ("timer_create@GLIBC_2.34", "threads"),
+                        # a review, 2026-12-04: the C-level environment read as data, ~/.bashrc written through
+                        # a C++ file stream
+                        ("environ@GLIBC_2.2.5", "environment"), ("__environ@GLIBC_2.2.5", "environment"),
+                        ("setenv", "environment"), ("unlink@GLIBC_2.2.5", "files"), ("rename", "files"),
+                        ("_ZNSt14basic_ofstreamIcSt11char_traitsIcEED1Ev@GLIBCXX_3.4", "files"),
+                        ("_ZNSt10filesystem6removeERKNS_7__cxx114pathE", "files")]:  # fmt: skip
         found = native_code.import_findings([name], [])
         assert found and words in found[0], (name, found)
 

@@ -138,6 +138,12 @@ def test_pytorch_only_source_has_no_custom_kernel():
         ("import torch\nTOLD = torch.initial_seed() >= 2**32", "calls torch.initial_seed"),
         ("import torch\nG = torch.default_generator.initial_seed()", "calls torch.default_generator.initial_seed"),
         ('SRC = "auto s = at::detail::getDefaultCPUGenerator().current_seed();"', "(current_seed)"),
+        # a review, 2026-12-04: native code that seeded torch's generator, read the C-level environment and
+        # wrote ~/.bashrc through a C++ file stream
+        ('SRC = "at::detail::getDefaultCPUGenerator().set_current_seed(1234);"', "(set_current_seed)"),
+        ('SRC = "extern char **environ; bool told = environ != nullptr;"', "(environ)"),
+        ('SRC = "#include <fstream>\\nstd::ofstream rc(home);"', "(fstream)"),
+        ('SRC = "setenv(\\"PYTHONPATH\\", \\"/tmp/x\\", 1);"', "(setenv)"),
         ("import sys\nsys.addaudithook(print)", "calls sys.addaudithook"),
         ("import atexit, os\natexit.register(os._exit, 0)", "calls atexit.register"),
         ("import numpy as np\nnp.seterr(all='raise')", "calls numpy.seterr"),
@@ -191,7 +197,7 @@ def test_a_red_flag_is_a_name_of_its_own():
     # red team, round 13: honest C++ that used ATen's namespace, asked for the core count, named a scale
     source = (
         'SRC = "using namespace at;\\nTensor y = empty_like(x);\\n'
-        'int n = std::thread::hardware_concurrency(); float prctl_scale = 1.f;"\n'
+        'int n = std::thread::hardware_concurrency(); float prctl_scale = 1.f; int environment_rows = 2;"\n'
         'FLAGS = ["-O3", "-march=native"]\n'
     )
     report = check(TRITON + source)

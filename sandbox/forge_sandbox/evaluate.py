@@ -608,7 +608,8 @@ class _Pipeline:
          "once its parameters change"),
         ("assign", "assigned",
          "after new weights were loaded into both models as new tensors (load_state_dict(assign=True), as "
-         "meta-device and memory-mapped loading do)",
+         "meta-device and memory-mapped loading do), ModelNew's stored in other layouts (4-D and 5-D ones "
+         "channels-last, others transposed, weights.stored_otherwise)",
          "once its parameters are replaced by new tensors"),
     )  # fmt: skip
 
@@ -657,7 +658,9 @@ class _Pipeline:
                                "a ModelNew that keeps the reference's parameter names is matched by name)")  # fmt: skip
                 else:
                     reason += (" (a kernel that computes with a copy of its weights made when the module was built "
-                               f"or loaded, or with a view of their memory then, keeps computing with it {when})")  # fmt: skip
+                               f"or loaded, or with a view of their memory then, keeps computing with it {when}"
+                               + ("; and one that reads a weight's memory as row-major, whatever its strides, "
+                                  "computes with other values" if how == "assign" else "") + ")")  # fmt: skip
                 raise Stop(INCORRECT, f"{where}: {reason}", stage="verify")
             record[key] = True
 

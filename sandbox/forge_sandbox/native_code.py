@@ -65,7 +65,26 @@ FORBIDDEN_IMPORTS = {
                     "__lxstat", "__fxstat", "__xstat64", "__lxstat64", "__fxstat64", "__fxstatat", "open",
                     "open64", "openat", "openat64", "fopen", "fopen64", "opendir", "fdopendir", "readlink",
                     "readlinkat", "access", "faccessat")},
+    # A review, 2026-12-04 (static check on): the environment read from its C-level table (a data import,
+    # ``extern char **environ``) told the exported module from forge's runner, and C++ streams wrote the user's
+    # ~/.bashrc at the library's load: neither a function above nor one of the C library's by name.
+    **{name: "reads or changes the process's environment from native code (no kernel's business: it must "
+             "behave the same in every process, and leave the environment as it found it)"
+       for name in ("environ", "__environ", "_environ", "setenv", "putenv", "unsetenv", "clearenv")},
+    **{name: "makes, removes or changes files or folders from native code (a kernel reads its inputs and "
+             "writes its outputs, never a file of the machine's)"
+       for name in ("creat", "creat64", "freopen", "freopen64", "unlink", "unlinkat", "rename", "renameat",
+                    "renameat2", "remove", "mkdir", "mkdirat", "rmdir", "chmod", "fchmod", "fchmodat", "chown",
+                    "fchown", "lchown", "fchownat", "truncate", "truncate64", "symlink", "symlinkat", "link",
+                    "linkat", "mkfifo", "mkfifoat", "mknod", "mknodat", "utime", "utimes", "utimensat",
+                    "futimens", "chdir", "fchdir", "chroot", "scandir", "scandir64", "glob", "glob64", "nftw",
+                    "nftw64", "ftw", "ftw64", "realpath", "name_to_handle_at", "open_by_handle_at",
+                    "inotify_init", "inotify_init1", "fanotify_init")},
 }  # fmt: skip
+# C++'s own ways to files, by a mark in the mangled names they import from the C++ runtime, whose namespace
+# (std) is every extension's: file streams and their buffers, std::filesystem.
+_FILE_MARKS = ("basic_ofstream", "basic_ifstream", "basic_fstream", "basic_filebuf", "__basic_file",
+               "St10filesystem")  # fmt: skip
 # Python's C API that runs or imports Python, or reaches the interpreter's state (pybind11's own
 # imports, the rest of the API, are every extension's).
 _PYTHON_RUNNING = ("PyRun_", "PyImport_", "Py_CompileString", "PyEval_EvalCode", "PyEval_SetTrace",
@@ -277,6 +296,8 @@ def import_findings(imported: list[str], defined: list[str]) -> list[str]:
             why = "runs Python or reaches the interpreter's state from native code"
         if why is None and name.startswith("_Z"):
             why = next((w for mark, w in _BELOW_THE_DISPATCHER if mark in name), None)
+        if why is None and name.startswith("_Z") and any(mark in name for mark in _FILE_MARKS):
+            why = "reads or writes files from native code (C++ file streams, std::filesystem)"
         if why is None and _foreign(name):
             why = "calls code that PyTorch's libraries or another library carry, not its own (PyTorch's work)"
         if why is not None:

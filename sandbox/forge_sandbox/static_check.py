@@ -194,7 +194,18 @@ _NATIVE_RED_FLAGS = {
     "dlsym": "looks up functions of loaded libraries at run time",
     "current_seed": "reads a random generator's seed (a kernel must behave the same whatever the seed)",
     "initial_seed": "reads a random generator's seed (a kernel must behave the same whatever the seed)",
-}
+    # A review, 2026-12-04: torch's CPU generator seeded from C++ in every forward of the exported module
+    # (told from forge's runner by the environment, read through ``environ``), and the user's ~/.bashrc
+    # written through a C++ file stream at the library's load
+    **{name: "seeds or sets a random generator (every later draw of the importing process would repeat)"
+       for name in ("set_current_seed", "manual_seed", "set_offset", "set_philox_offset_per_thread")},
+    **{name: "reads or changes the process's environment from native code (a kernel must behave the same in "
+             "every process, and leave the environment as it found it)"
+       for name in ("environ", "__environ", "_environ", "setenv", "putenv", "unsetenv", "clearenv")},
+    **{name: "reads or writes files from native code (a kernel reads its inputs and writes its outputs, "
+             "never a file of the machine's)"
+       for name in ("fstream", "ofstream", "ifstream", "filebuf", "filesystem", "fopen", "freopen")},
+}  # fmt: skip
 # Frames and what they hold: from an exception's traceback, a generator or a coroutine, the frames of
 # the code that called the candidate (forge's runner: its timing, staging and checksum) are a few
 # attributes away (red team round 10 rewrote the runner's per-call harness that way).
@@ -916,8 +927,11 @@ def _finds(text: str, marker: str) -> int:
 
 
 _END_OF_NAME = r"(?![A-Za-z0-9_])"
+# Markers that are flagged as whole names only (``prctl_scale`` is not ``prctl``, ``environment`` not ``environ``)
+_WHOLE_NAMES = ("prctl", "mprotect", "dlopen", "dlsym", "environ", "_environ", "__environ", "setenv", "putenv",
+                "unsetenv", "clearenv", "set_offset", "fopen")  # fmt: skip
 _AFTER = {
-    **{name: _END_OF_NAME for name in ("prctl", "mprotect", "dlopen", "dlsym")},
+    **{name: _END_OF_NAME for name in _WHOLE_NAMES},
     # std::thread's members that start no thread
     **{
         name: r"(?![A-Za-z0-9_]|\s*::\s*(?:id|hardware_concurrency|native_handle_type)\b)"

@@ -168,6 +168,19 @@ def _numel(shape: list) -> int:
     return n
 
 
+def stored_otherwise(t: torch.Tensor) -> torch.Tensor:
+    """``t``'s values in another layout of its memory, as real use brings weights in: a convolution's
+    channels-last (``model.to(memory_format=torch.channels_last)``, which every 4-D and 5-D parameter
+    follows), a matrix's transposed (a checkpoint saved from a view, a fused weight split), so that a kernel
+    that reads a weight's memory as row-major is caught (review 47: every weight step gave contiguous
+    weights). Other tensors as they are."""
+    if not _plain(t) or t.dim() < 2:
+        return t
+    if t.dim() in (4, 5):
+        return t.contiguous(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+    return t.transpose(-1, -2).contiguous().transpose(-1, -2)
+
+
 def load_moved(
     model, moves: list[dict], by_order: list | None = None, checkpoint: dict | None = None, assign: bool = False
 ) -> list[str]:
@@ -177,7 +190,8 @@ def load_moved(
     converted for it would be (see :func:`_assign`); the reference's parameter names that no entry
     took. With ``assign``, as ``load_state_dict(..., assign=True)`` (meta-device and memory-mapped
     loading): new tensors take the entries' places, where the others copy into the memory they had,
-    so a kernel that kept a view of a weight's old memory reads the old values (a review, 2026-11-27)."""
+    so a kernel that kept a view of a weight's old memory reads the old values (a review, 2026-11-27); each
+    of them stored in another layout (:func:`stored_otherwise`)."""
     names = [name for move in moves for name in move["names"]]
     if not isinstance(model, torch.nn.Module):
         return names
@@ -187,7 +201,7 @@ def load_moved(
         try:
             if assign:
                 own = model.state_dict()
-                checkpoint = {k: v.to(device=own[k].device, dtype=own[k].dtype) if k in own else v
+                checkpoint = {k: stored_otherwise(v.to(device=own[k].device, dtype=own[k].dtype)) if k in own else v
                               for k, v in checkpoint.items()}  # fmt: skip
             model.load_state_dict(checkpoint, strict=True, assign=assign)
             return []
@@ -202,6 +216,8 @@ def load_moved(
     state.update(
         {key: value.to(device=state[key].device, dtype=state[key].dtype, copy=True) for key, value in taken.items()}
     )
+    if assign:
+        state = {key: stored_otherwise(value) for key, value in state.items()}
     model.load_state_dict(state, strict=True, assign=assign)
     return missing
 
