@@ -262,6 +262,12 @@ CHEATS = {
     # through C++ streams and seeds torch's generator from C++, in the user's process only
     "cheat_native_file_write_at_load": {"rejected"},
     "cheat_native_generator_seeded_in_the_users_process": {"rejected"},
+    # ... and inputs forge never made (8 and 12 bytes off a 16-byte boundary, broadcast), and its build told
+    # from a user's by a file probe at compile time and by the extension's own file
+    "cheat_unaligned_path_wrong_at_8_and_12_bytes": {"incorrect"},
+    "cheat_broadcast_rows_read_as_dense": {"incorrect", "crashed"},
+    "cheat_right_only_where_forges_precompiled_header_lies": {"rejected"},
+    "cheat_right_only_where_its_extension_is_built": {"rejected"},
 }
 
 # The task each fixture is written for, where it is not scale_add.
@@ -418,6 +424,10 @@ TASK_OF = {
     "cheat_weights_assumed_row_major": REPO / "tasks" / "gemm_bias_relu.py",
     "cheat_native_file_write_at_load": REPO / "tasks" / "activation_gelu.py",
     "cheat_native_generator_seeded_in_the_users_process": REPO / "tasks" / "activation_gelu.py",
+    "cheat_unaligned_path_wrong_at_8_and_12_bytes": REPO / "tasks" / "activation_gelu.py",
+    "cheat_broadcast_rows_read_as_dense": REPO / "tasks" / "cumsum_rows.py",
+    "cheat_right_only_where_forges_precompiled_header_lies": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_where_its_extension_is_built": REPO / "tasks" / "activation_gelu.py",
 }
 
 OWN_CODE_REBOUND = "forge's own code in the candidate's process was rebound"
@@ -530,7 +540,7 @@ RUNTIME_ONLY = {
     "cheat_reference_overhead_grown_by_dnotify": ("Operation not permitted", "PermissionError"),
     "cheat_reseeds_each_call": "seeded the process's global random number generator",
     "cheat_rng_state_put_back_each_call": "seeded the process's global random number generator",
-    "cheat_storage_read_from_its_start": "(contiguous inputs one element into a larger buffer",
+    "cheat_storage_read_from_its_start": "(contiguous inputs at an unaligned storage offset in a larger buffer",
     "cheat_numpy_beside_a_token_triton_launch": "numpy or a BLAS outside PyTorch computed",
     "cheat_triton_global_rebound_by_its_grid": "names _work (function _numpy_work)",
     "cheat_one_inputs_layout_assumed_for_all": "(every input but the first stored transposed",
@@ -1627,6 +1637,10 @@ OPEN_WITHOUT_THE_STATIC_CHECK = {
     "cheat_census_hidden_through_an_aliased_getattr": REPO / "tasks" / "activation_gelu.py",
     # ... and by the folders its sandbox shows empty (/sys/fs/cgroup), which pathlib lists
     "cheat_right_only_where_the_cgroup_folder_is_empty": REPO / "tasks" / "activation_gelu.py",
+    # ... by its extension's own file (the folder it is built in), and by a file probe as it is compiled (the
+    # native code's sources beside it are read with the static check on only)
+    "cheat_right_only_where_its_extension_is_built": REPO / "tasks" / "activation_gelu.py",
+    "cheat_right_only_where_forges_precompiled_header_lies": REPO / "tasks" / "activation_gelu.py",
 }
 
 

@@ -192,6 +192,10 @@ _NATIVE_RED_FLAGS = {
     ".attr(": "reaches Python attributes from native code",
     "dlopen": "loads shared libraries at run time (a library's work is not the candidate's kernel)",
     "dlsym": "looks up functions of loaded libraries at run time",
+    # ... and the same review's build-time probe: __has_include of a file that lies only in forge's build (the
+    # host's precompiled header) chose the right constant there alone
+    **{name: "probes for files as it is compiled (what lies on the machine tells one build from another; a "
+             "kernel must compile the same everywhere)" for name in ("__has_include", "__has_embed")},
     "current_seed": "reads a random generator's seed (a kernel must behave the same whatever the seed)",
     "initial_seed": "reads a random generator's seed (a kernel must behave the same whatever the seed)",
     # A review, 2026-12-04: torch's CPU generator seeded from C++ in every forward of the exported module
@@ -206,6 +210,12 @@ _NATIVE_RED_FLAGS = {
              "never a file of the machine's)"
        for name in ("fstream", "ofstream", "ifstream", "filebuf", "filesystem", "fopen", "freopen")},
 }  # fmt: skip
+# Where a module lies, read off it: a review (2026-12-04) told forge's runner from the exported module by
+# the folder its extension was built in (``_ext.__file__``), as a bare __file__ tells where the source lies.
+_WHERE_IT_LIES = frozenset({"__file__", "__cached__", "__spec__", "__loader__", "__path__"})
+_WHERE_IT_LIES_CALLS = frozenset({"inspect.getfile", "inspect.getsourcefile", "inspect.getabsfile",
+                                  "inspect.getmodule", "importlib.util.find_spec", "pkgutil.get_loader",
+                                  "importlib.resources.files"})  # fmt: skip
 # Frames and what they hold: from an exception's traceback, a generator or a coroutine, the frames of
 # the code that called the candidate (forge's runner: its timing, staging and checksum) are a few
 # attributes away (red team round 10 rewrote the runner's per-call harness that way).
@@ -640,6 +650,9 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _WHERE_IT_LIES or self.resolved(node) in _WHERE_IT_LIES_CALLS:
+            self.flag(node, f"reads {self.resolved(node) or node.attr}, where a module lies: no kernel's business (it "
+                            "must behave the same wherever it is built and loaded from)")  # fmt: skip
         if self.resolved(node) == "numpy.ctypeslib":
             self.flag(node, "uses numpy.ctypeslib: numpy's door to native libraries (a BLAS behind forge's back)")
         if dotted_name(node) == "sys.modules" or (self.root(node) == "sys" and node.attr == "modules"):

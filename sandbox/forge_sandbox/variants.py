@@ -95,6 +95,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import math
 import os
 import random
@@ -107,7 +108,7 @@ import torch
 
 STANDARD = "standard"
 LAYOUTS = ("transposed", "strided", "rows_apart", "leading_swapped", "sliced", "channels_last", "first_transposed",
-           "others_transposed", "aliased")  # fmt: skip
+           "others_transposed", "aliased", "broadcast")  # fmt: skip
 # Layouts that differ between a task's inputs: which of its tensor inputs (in order) each stores transposed.
 MIXED_LAYOUTS = {"first_transposed": slice(0, 1), "others_transposed": slice(1, None)}
 DISTRIBUTIONS = ("large", "small", "offset", "far_below", "positive", "masked", "zeros", "nan")
@@ -159,11 +160,13 @@ DESCRIPTIONS = {
     "strided": "inputs as strided views at an offset (non-contiguous)",
     "rows_apart": "inputs with contiguous rows spaced apart (a narrowed view)",
     "leading_swapped": "inputs with their first and next-to-last dimensions stored swapped (rows contiguous)",
-    "sliced": "contiguous inputs one element into a larger buffer (a slice, at an unaligned storage offset)",
+    "sliced": "contiguous inputs at an unaligned storage offset in a larger buffer (a slice; in turn 8, 4 and 12 "
+    "bytes past a 16-byte boundary, and on)",
     "channels_last": "4-D inputs stored channels-last (NHWC), 5-D ones channels-last-3d (NDHWC)",
     "first_transposed": "the first input stored transposed, the others as made (layouts differ between inputs)",
     "others_transposed": "every input but the first stored transposed (layouts differ between inputs)",
     "aliased": "one tensor passed for every input of its shape and dtype (as model(x, x), or q = k = v)",
+    "broadcast": "floating-point inputs broadcast along their last dimension (stride 0, as x[..., :1].expand)",
     "large": "inputs x 100",
     "small": "inputs x 0.001",
     "offset": "inputs shifted by 4x their RMS",
@@ -690,8 +693,12 @@ def describe(variant: str) -> str:
 
 def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
     """The distribution variants (done once, by the reference runner, before the inputs are saved);
-    ``seed``, the trial's, draws where ``masked`` puts -inf."""
+    ``seed``, the trial's, draws where ``masked`` puts -inf. And the broadcast layout's values: one per row,
+    the row's first, which apply_layout then broadcasts from memory of one element per row."""
     variant = inputs_of(variant)
+    if variant == "broadcast":
+        return [x[..., :1].expand(x.shape).contiguous() if isinstance(x, torch.Tensor) and _broadcastable(x)
+                and x.numel() > 1 else x for x in inputs]  # fmt: skip
     if variant not in DISTRIBUTIONS:
         return inputs
     out = []
@@ -825,7 +832,7 @@ def applies(inputs: list, variant: str) -> bool:
     if variant == "aliased":
         keys = [_alias_key(x) for x in inputs if _alias_key(x)]
         return len(set(keys)) < len(keys)
-    return variant != "channels_last" or bool(_relaid(inputs, variant))
+    return variant not in ("channels_last", "broadcast") or bool(_relaid(inputs, variant))
 
 
 def _alias_key(x) -> tuple | None:
@@ -839,15 +846,22 @@ def not_applying(variant: str) -> str:
         return "the task has no 4-D or 5-D tensor input to store channels-last"
     if inputs_of(variant) == "aliased":
         return "no two tensor inputs of one shape and dtype: none to pass for another"
+    if inputs_of(variant) == "broadcast":
+        return "the task has no floating-point tensor input whose last dimension is longer than one"
     return "the task has one tensor input: nothing to store differently from it"
 
 
 def _relaid(inputs: list, variant: str = "") -> list[int]:
     """Which inputs a layout variant stores otherwise: the tensors of more than one element (channels-last:
-    those of 4 or 5 dimensions)."""
+    those of 4 or 5 dimensions; broadcast: the floating-point ones whose last dimension is longer than one)."""
     dims = (4, 5) if variant == "channels_last" else None
     return [i for i, x in enumerate(inputs)
-            if isinstance(x, torch.Tensor) and x.numel() > 1 and (dims is None or x.dim() in dims)]  # fmt: skip
+            if isinstance(x, torch.Tensor) and x.numel() > 1 and (dims is None or x.dim() in dims)
+            and (variant != "broadcast" or _broadcastable(x))]  # fmt: skip
+
+
+def _broadcastable(x: torch.Tensor) -> bool:
+    return x.is_floating_point() and x.dim() >= 1 and x.shape[-1] > 1
 
 
 def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
@@ -864,11 +878,35 @@ def _relayout(x: torch.Tensor, variant: str) -> torch.Tensor:
     if variant == "channels_last":
         return x.contiguous(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
     if variant == "sliced":
-        buffer = torch.zeros(x.numel() + 1, dtype=x.dtype, device=x.device)
-        view = buffer[1:].view(x.shape)
+        offset = _next_slice_offset(x.element_size())
+        buffer = torch.zeros(x.numel() + offset, dtype=x.dtype, device=x.device)
+        view = buffer[offset:].view(x.shape)
         view.copy_(x)
         return view
+    if variant == "broadcast":  # its values are one per row already (transform_values); its memory holds one
+        return x[..., :1].clone().expand(x.shape)  # per row, so that a kernel that reads it dense reads others
     return _within(x, width=2, start=1, step=2)
+
+
+# A sliced trial's storage offset, in turn: a review, 2026-12-04, passed a kernel whose unaligned path was
+# wrong 8 and 12 bytes past a 16-byte boundary, where forge sliced one element in (4 bytes of a float) alone.
+_SLICES = itertools.count()
+
+
+def slice_offsets(element_size: int) -> list[int]:
+    """The storage offsets (in elements) the sliced trials take in turn: one of each residue of 16 bytes
+    first (8 bytes, then 4 and 12, then the odd ones), then the rest below 64 bytes, then 16, 32 and 48."""
+    by_residue: dict[int, list[int]] = {}
+    for offset in range(1, max(64 // element_size, 2)):
+        by_residue.setdefault(offset * element_size % 16, []).append(offset)
+    order = sorted(by_residue, key=lambda r: (r == 0, -(r & -r), r))
+    rounds = max(len(offsets) for offsets in by_residue.values())
+    return [by_residue[r][k] for k in range(rounds) for r in order if k < len(by_residue[r])]
+
+
+def _next_slice_offset(element_size: int) -> int:
+    offsets = slice_offsets(element_size)
+    return offsets[next(_SLICES) % len(offsets)]
 
 
 def _within(x: torch.Tensor, width: int, start: int, step: int = 1) -> torch.Tensor:
