@@ -44,3 +44,22 @@ def test_thread_counts_are_drawn_afresh_besides_the_fixed_ones():
     assert any(9 <= n <= 16 for n in extra) and any(17 <= n <= 64 for n in extra)
     assert len({tuple(counts) for counts in drawn}) > 1
     assert all(2 not in counts for counts in drawn)  # never the runner's own count again
+
+
+def test_sliced_trials_take_every_misalignment_of_a_vector_in_turn():
+    # A review, 2026-12-04: a kernel wrong 8 and 12 bytes past a 16-byte boundary passed, where every sliced
+    # trial lay one element (4 bytes of a float) in
+    assert [4 * k % 16 for k in variants.slice_offsets(4)[:3]] == [8, 4, 12]
+    assert sorted({2 * k % 16 for k in variants.slice_offsets(2)[:8]}) == [0, 2, 4, 6, 8, 10, 12, 14]
+    x = torch.randn(3, 5)
+    seen = {variants.apply_layout([x], "sliced")[0].storage_offset() * 4 % 16 for _ in range(3)}
+    assert seen == {4, 8, 12}
+
+
+def test_a_broadcast_input_is_one_value_per_row_in_memory_of_one_per_row():
+    x = torch.randn(4, 7, dtype=torch.float64)
+    values = variants.transform_values([x, torch.arange(3)], "broadcast")
+    laid = variants.apply_layout(values, "broadcast")
+    assert laid[0].stride()[-1] == 0 and laid[0].untyped_storage().nbytes() == 4 * 8
+    assert torch.equal(laid[0], values[0]) and torch.equal(values[0], x[:, :1].expand(4, 7))
+    assert torch.equal(laid[1], torch.arange(3))  # integers stay as made
