@@ -35,6 +35,7 @@ def test_passed_verdict_carries_times_speedup_and_environment():
         "first_transposed",
         "others_transposed",
         "aliased",
+        "broadcast",
         "large",
         "small",
         "offset",
@@ -150,12 +151,12 @@ def test_cpp_compile_error_keeps_the_compiler_output():
 def test_an_unchanged_kernelbench_problem_file_works():
     v = cpu_eval("honest_relu_triton", task="kernelbench_style_relu", size="default")
     assert v.status == "passed", v.reasons
-    # 5 of its own inputs, 13 other layouts and distributions (NaN among them), 12 of those again and one of
+    # 5 of its own inputs, 14 other layouts and distributions (NaN among them), 13 of those again and one of
     # its own with autograd on, one under inference mode, one at other CPU thread counts, one from another thread, one alongside
     # another thread's calls, one in eval mode, one with frozen parameters, one served (both, under
     # inference mode) and one refilled in place; with one tensor input, no layouts that differ between inputs and nothing to pass for
     # another input
-    assert [c["trials"] for c in v.correctness] == [39]
+    assert [c["trials"] for c in v.correctness] == [41]
     # tl.maximum(x, 0.0) returns 0 for NaN, as fmaxf does, where torch.relu returns NaN: warned of, not rejected
     assert "nan" in v.correctness[0]["variants"] and v.correctness[0]["advisory_mismatch"] is True
     assert [w for w in v.warnings if "does not carry NaN through" in w], v.warnings
