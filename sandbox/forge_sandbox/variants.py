@@ -696,9 +696,9 @@ def transform_values(inputs: list, variant: str, seed: int = 0) -> list:
     ``seed``, the trial's, draws where ``masked`` puts -inf. And the broadcast layout's values: one per row,
     the row's first, which apply_layout then broadcasts from memory of one element per row."""
     variant = inputs_of(variant)
-    if variant == "broadcast":
-        return [x[..., :1].expand(x.shape).contiguous() if isinstance(x, torch.Tensor) and _broadcastable(x)
-                and x.numel() > 1 else x for x in inputs]  # fmt: skip
+    if variant == "broadcast":  # the inputs apply_layout broadcasts (_relaid)
+        relaid = set(_relaid(inputs, variant))
+        return [x[..., :1].expand(x.shape).contiguous() if i in relaid else x for i, x in enumerate(inputs)]
     if variant not in DISTRIBUTIONS:
         return inputs
     out = []
