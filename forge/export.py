@@ -320,12 +320,12 @@ def _verify_shape(task, device, trials, variants, seed, under_autograd):
                     standard_nonfinite = max(standard_nonfinite, variants.nonfinite(want))
                 if not variants.acceptable(want, variant, standard_nonfinite):
                     continue
-                # as forge's reference runner: a variant whose output moves under rounding (a LayerNorm of broadcast
-                # rows, all of one value) holds no kernel to it where it moves much, and widens its bounds by that
+                # as forge's reference runner: a variant whose output moves under rounding (attention x 100) holds
+                # no kernel to it where it moves much, and widens its bounds by that (a broadcast trial's, kept)
                 spread = None
                 if variants.inputs_of(variant) != variants.STANDARD:
-                    spread = variants.rounding_spread(lambda x: reference(*x), inputs, want)
-                    if spread is not None and variants.unstable(spread, want) is not None:
+                    spread = variants.rounding_spread(lambda x: reference(*x), inputs, want, variant)
+                    if spread is not None and variants.unstable(spread, want, variant) is not None:
                         continue
             called = variants.as_called(inputs, variant)
             if variant == variants.ALONGSIDE and _interpreted():

@@ -1389,16 +1389,28 @@ def test_forges_harness_made_cheaper_in_the_candidates_process_gains_nothing():
     # 14.5x against the honest 2.3x once the host's resolution bounded it). On the CPU the host now
     # stages the inputs and reads the outputs itself (hosted_calls): nothing it counts runs in the
     # candidate's process but the call.
-    honest = cpu_eval("honest_cpp_maxpool", task=REPO / "tasks" / "maxpool2d.py")
-    assert honest.status == "passed", honest.reasons
-    verdict = cpu_eval("cheat_cheaper_harness_slow_clock", task=REPO / "tasks" / "maxpool2d.py", static_checks=False)
+    task = REPO / "tasks" / "maxpool2d.py"
+    honest = [cpu_eval("honest_cpp_maxpool", task=task)]
+    assert honest[0].status == "passed", honest[0].reasons
+    verdict = cpu_eval("cheat_cheaper_harness_slow_clock", task=task, static_checks=False)
     assert verdict.status in {"passed", "rejected"}, verdict.reasons
     if verdict.status == "passed":
         assert verdict.candidate_ms >= verdict.timing["host_clock"]["resolution_ms"], verdict.timing
-        # against the honest kernel's best block as well: beside another evaluation its median fell to 0.13x
-        # and the cheat's noise reached 0.35x (the trick itself made 6x the honest figure)
-        best = max(honest.speedup, honest.timing["repeatability"]["speedup_max"] or 0.0)
-        assert verdict.speedup < 2.5 * best, (verdict.speedup, honest.speedup, best)
+        # Against the honest kernel, whose figure a loaded machine sets: beside another evaluation its median
+        # fell to 0.13x, and to 0.22x where its calls were floored at what the host's clock resolved there
+        # (1.2 ms for a 0.09 ms call, 2026-12-04); the trick itself made 6x the honest figure. So the cheat
+        # is held to the honest kernel's best block before or after it, or to the honest kernel's own
+        # report of its calls (its clock is honest), whichever the load spared.
+        def gained_nothing() -> bool:
+            best = max(max(h.speedup, h.timing["repeatability"]["speedup_max"] or 0.0) for h in honest)
+            reported = min(h.timing["candidate_reported_ms"] for h in honest)
+            return verdict.speedup < 2.5 * best or verdict.candidate_ms >= reported / 2.5
+
+        if not gained_nothing():
+            honest.append(cpu_eval("honest_cpp_maxpool", task=task))
+            assert honest[-1].status == "passed", honest[-1].reasons
+        figures = [(h.speedup, h.candidate_ms, h.timing["candidate_reported_ms"]) for h in honest]
+        assert gained_nothing(), (verdict.speedup, verdict.candidate_ms, figures)
 
 
 def test_forges_harness_rewritten_through_frames_does_not_decide():

@@ -199,3 +199,38 @@ def test_calls_alongside_overlap_another_threads_and_raise_its_errors():
 
     with pytest.raises(ValueError, match="shared state in use"):
         variants.calls_alongside(lambda: 1, broken, lambda out: None)
+
+
+def _one_thread_per_row_layernorm(x, weight, bias, eps):
+    # each row's mean summed one element after another in float32, as a kernel with a thread per row does
+    mean = torch.zeros(x.shape[0])
+    for j in range(x.shape[1]):
+        mean = mean + x[:, j]
+    centered = x - (mean / x.shape[1])[:, None]
+    return centered / torch.sqrt((centered * centered).mean(1) + eps)[:, None] * weight + bias
+
+
+def test_a_layernorm_of_broadcast_rows_is_held_to_what_a_sum_along_them_can_achieve():
+    # Rows of one value (the broadcast layout's): PyTorch's mean is exact, a sum one element after another
+    # is off by up to a row's length in ulps, and the LayerNorm divides that by the square root of eps.
+    torch.manual_seed(0)
+    rows, dim, eps = 13, 999, 1e-5
+    weight, bias = 1 + 0.1 * torch.randn(dim), 0.1 * torch.randn(dim)
+    (x,) = variants.apply_layout(variants.transform_values([torch.randn(rows, dim)], "broadcast"), "broadcast")
+    assert x.stride(-1) == 0
+
+    def layer_norm(inputs):
+        return torch.nn.functional.layer_norm(inputs[0], (dim,), weight, bias, eps)
+
+    ref = layer_norm([x])
+    honest = _one_thread_per_row_layernorm(x.contiguous(), weight, bias, eps)
+    one_ulp = variants.rounding_spread(layer_norm, [x], ref)
+    assert not compare_outputs(ref, honest, None, one_ulp)[0]  # what forge held it to before
+    spread = variants.rounding_spread(layer_norm, [x], ref, "broadcast")
+    assert compare_outputs(ref, honest, None, spread)[0]
+    assert variants.unstable(spread, ref, "broadcast") is None  # kept, for its layout
+    # a row read as if it were dense (values no rounding makes) is still wrong
+    assert not compare_outputs(ref, layer_norm([torch.randn(rows, dim)]), None, spread)[0]
+    cumsum = torch.cumsum(x, -1)
+    cumsum_spread = variants.rounding_spread(lambda i: torch.cumsum(i[0], -1), [x], cumsum, "broadcast")
+    assert not compare_outputs(cumsum, torch.cumsum(torch.randn(rows, dim), -1), None, cumsum_spread)[0]

@@ -368,3 +368,19 @@ def test_both_runners_keep_freed_memory_so_no_call_pays_for_fresh_pages():
     pages = 10 * 2**20 * 4 // 4096  # of one 40 MiB output
     assert faults["default"][0] > 0.9 * pages, faults  # glibc's own: faulted in again on every call
     assert faults["kept"][0] < pages // 10, faults
+
+
+def test_a_process_count_in_clock_ticks_does_not_read_as_work_beside_the_thread():
+    # utime and stime are each floored to a tick: two readings of an honest one-thread process differed
+    # by 1.3 ticks more than its thread's own nanoseconds (2026-12-04), which read as a helper's work.
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    before = ThreadTimes({(7, 7): 1.0}, 0.0, {7: 1.0})
+    after = ThreadTimes({(7, 7): 1.0 + 22.68 * tick}, 0.0, {7: 1.0 + 24 * tick})
+    total, busiest = after.since(before)
+    assert total == pytest.approx(busiest) and busiest == pytest.approx(22.68 * tick)
+    # ...yet a process's count well past its live threads' is still counted (threads that exited)
+    after = ThreadTimes({(7, 7): 1.0 + 10 * tick}, 0.0, {7: 1.0 + 24 * tick})
+    assert after.since(before)[0] == pytest.approx(22 * tick)
+    # and with a cpu group its nanosecond count is the word, not the ticks
+    grouped = ThreadTimes({(7, 7): 1.0 + 22.68 * tick}, 0.0, {7: 1.0 + 24 * tick}, grouped_s=5.0 + 22.7 * tick)
+    assert grouped.since(ThreadTimes({(7, 7): 1.0}, 0.0, {7: 1.0}, grouped_s=5.0))[0] == pytest.approx(22.7 * tick)

@@ -57,8 +57,9 @@ EAGER, COMPILED, CANDIDATE = "eager", "compiled", "candidate"
 PROBE_TRUST = 20  # how much longer than the references' calls the candidate's may set the sampling period
 QUIET_CPU_S = 0.02  # CPU time a stopped process may show (one clock tick and a rounding)
 # Cores kept busy beyond the thread count that still pass. The counts are the threads' own, in nanoseconds
-# (schedstat, or the runner's cpu group), and a per-process count in clock ticks is read a tick short, never
-# long: every honest kernel measured here, bundled and fixtures, 18 on 2026-11-27, kept 1.000 cores busy.
+# (schedstat, or the runner's cpu group), and a per-process count in clock ticks, read without a group, is
+# read two ticks short (ThreadTimes.since): every honest kernel measured here, bundled and fixtures, 18 on
+# 2026-11-27, kept 1.000 cores busy.
 # A helper thread doing 6% of the work (one started by a timer's notice) showed 1.077. The reference's own
 # figure is reported, not allowed: torch.compile's threads in its runner raised it to 1.33 once.
 CORES_SLACK = 0.05

@@ -198,7 +198,7 @@ class ReferenceRunner:
                 if not variants.acceptable(out, variant, self.standard_nonfinite):
                     dropped[str(i)] = "the reference's output is not finite"
                     continue
-                spread, share = self._rounding_spread(h.trials[0], out)
+                spread, share = self._rounding_spread(h.trials[0], out, variant=variant)
             if share is not None and not standard:
                 dropped[str(i)] = f"the reference's output moves {share:.1%} when its inputs are rounded differently"
                 continue
@@ -288,14 +288,14 @@ class ReferenceRunner:
             return [], None, None, None, problem
         return moves, out, record, spread, ""
 
-    def _rounding_spread(self, inputs: list, out, model=None) -> tuple:
-        """The output's spread under rounding (variants.rounding_spread) of ``model`` (the harness's by
-        default), and its share of the output where that is unstable: then the spread is None, and no
-        tolerance widens by it."""
+    def _rounding_spread(self, inputs: list, out, model=None, variant: str = variants.STANDARD) -> tuple:
+        """The output's spread under rounding (variants.rounding_spread, as for ``variant``'s trial) of
+        ``model`` (the harness's by default), and its share of the output where that is unstable: then the
+        spread is None, and no tolerance widens by it."""
         h = self.harness
         model = h.model if model is None else model
-        spread = variants.rounding_spread(lambda x: h.forward(model, x, census=False)[0], inputs, out)
-        share = None if spread is None else variants.unstable(spread, out)
+        spread = variants.rounding_spread(lambda x: h.forward(model, x, census=False)[0], inputs, out, variant)
+        share = None if spread is None else variants.unstable(spread, out, variant)
         return (spread if share is None else None), share
 
     # -- baselines and timing ---------------------------------------------------------------------

@@ -88,7 +88,10 @@ of the outputs; the host allows a candidate ``compare.SPREAD_MARGIN`` times that
 spread on top of the tolerance. The spread is a property of the reference and
 the inputs, which the candidate never touches. A variant whose spread exceeds
 ``UNSTABLE`` of the output's norm (a random or chaotic reference) is dropped; on
-the task's own inputs such a spread earns no allowance at all.
+the task's own inputs such a spread earns no allowance at all. A broadcast
+trial's rows are each one value, along which a kernel's sum rounds the same way
+at every step: its inputs are moved by as much as such a sum may be off
+(broadcast_move), and it is never dropped, since what it checks is the layout.
 """
 
 from __future__ import annotations
@@ -752,8 +755,10 @@ def _drawn(x: torch.Tensor, seed: int, one_in: int) -> torch.Tensor:
     return torch.randint(0, one_in, tuple(x.shape), generator=generator) == 0
 
 
-def rounded_differently(inputs: list, seed: int) -> list:
-    """The inputs with every floating-point value moved by about one unit in its last place (random sign)."""
+def rounded_differently(inputs: list, seed: int, variant: str = STANDARD) -> list:
+    """The inputs with every floating-point value moved by about one unit in its last place (random sign);
+    on a broadcast trial's (``variant``), the broadcast ones by as much as a sum along a row may round."""
+    broadcast = inputs_of(variant) == "broadcast"
     out = []
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
@@ -762,18 +767,37 @@ def rounded_differently(inputs: list, seed: int) -> list:
             # float64 in float64 (one plus its epsilon in float32 is one: its inputs were never moved)
             wide = torch.float64 if x.dtype == torch.float64 else torch.float32
             moved = torch.randn(x.shape, generator=generator, device=x.device, dtype=wide)
-            moved.mul_(torch.finfo(x.dtype).eps).add_(1).mul_(x if x.dtype == wide else x.to(wide))
+            if broadcast and _broadcastable(x):
+                moved.sign_().mul_(broadcast_move(x))
+            else:
+                moved.mul_(torch.finfo(x.dtype).eps)
+            moved.add_(1).mul_(x if x.dtype == wide else x.to(wide))
             x = moved.to(x.dtype)
         out.append(x)
     return out
 
 
+# A broadcast row is one value, so every step of a sum along it rounds the same way: a kernel's sum of L
+# of them is off by up to L ulps where PyTorch's may be exact, and where the output cancels that sum (a
+# LayerNorm's row less its mean, over the square root of its epsilon) an honest one-thread-per-row
+# LayerNorm missed by 6% (2026-12-04). So a broadcast trial's inputs are moved by L ulps of the sum's
+# float32 or float64 (each by exactly that, with a random sign: none is left almost still), up to this.
+BROADCAST_MOVE_MAX = 1e-2
+
+
+def broadcast_move(x: torch.Tensor) -> float:
+    """How far (relative) a broadcast trial's rounding moves each value of ``x`` (BROADCAST_MOVE_MAX)."""
+    wide = torch.float64 if x.dtype == torch.float64 else torch.float32
+    return min(max(x.shape[-1] * torch.finfo(wide).eps, torch.finfo(x.dtype).eps), BROADCAST_MOVE_MAX)
+
+
 SPREAD_CHUNK = 1 << 22  # elements of the output compared at a time in float64 (32 MiB)
 
 
-def rounding_spread(forward, inputs: list, output) -> torch.Tensor | None:
-    """Per element, how far ``forward`` moves ``output`` when its inputs are rounded differently
-    (None where there is nothing to measure: not a floating-point tensor)."""
+def rounding_spread(forward, inputs: list, output, variant: str = STANDARD) -> torch.Tensor | None:
+    """Per element, how far ``forward`` moves ``output`` when its inputs are rounded differently (as for
+    ``variant``'s trial: rounded_differently); None where there is nothing to measure (not a floating-point
+    tensor)."""
     if type(output) is not torch.Tensor or not output.is_floating_point() or not output.numel():
         return None
     dtype = torch.float64 if output.dtype == torch.float64 else torch.float32
@@ -783,7 +807,7 @@ def rounding_spread(forward, inputs: list, output) -> torch.Tensor | None:
     # Rounding to ``dtype`` is monotonic, so the maximum of the rounded differences is the rounded maximum.
     flat_output, flat_spread = output.reshape(-1), spread.view(-1)
     for seed in range(ROUNDINGS):
-        other = forward(rounded_differently(inputs, seed))
+        other = forward(rounded_differently(inputs, seed, variant))
         if type(other) is not torch.Tensor or other.shape != output.shape:
             return None
         flat_other = other.reshape(-1)
@@ -796,8 +820,12 @@ def rounding_spread(forward, inputs: list, output) -> torch.Tensor | None:
     return spread
 
 
-def unstable(spread: torch.Tensor, output: torch.Tensor) -> float | None:
-    """The spread's share of the output's norm when it exceeds ``UNSTABLE`` (see the module doc), else None."""
+def unstable(spread: torch.Tensor, output: torch.Tensor, variant: str = STANDARD) -> float | None:
+    """The spread's share of the output's norm when it exceeds ``UNSTABLE`` (see the module doc), else None;
+    never on a broadcast trial, whose spread is wide by design (broadcast_move) and which is kept for its
+    layout: a kernel that reads a stride-0 row as a dense one reads values no rounding makes."""
+    if inputs_of(variant) == "broadcast":
+        return None
     moved = float(torch.linalg.vector_norm(spread.double()))
     if moved == 0:
         return None
