@@ -153,9 +153,10 @@ def _compare_values(expected: torch.Tensor, actual: torch.Tensor, tol: Tolerance
             rel_limit = max(rel_limit, math.sqrt(allowance_sq) / ref_norm)
         spread_note = f" + {SPREAD_MARGIN:g}x the reference's spread under rounding, up to {allowance_max:.3g}"
     err_norm = math.sqrt(err_sq)
-    # an all-zero reference (a LayerNorm of broadcast rows, each one value) holds the error to its allowance
-    unexcused = err_norm if ref_norm > 0 or spread is None else max(0.0, err_norm - math.sqrt(allowance_sq))
-    rel = err_norm / ref_norm if ref_norm > 0 else (0.0 if unexcused == 0 else math.inf)
+    if ref_norm > 0:
+        rel = err_norm / ref_norm
+    else:  # an all-zero reference (a LayerNorm of broadcast rows, each one value) holds the error to its allowance
+        rel = 0.0 if err_norm <= math.sqrt(allowance_sq) else math.inf
     stats = {"max_abs_err": max_diff, "rel_norm_err": rel, "mismatched": over_count}
     if over_count:
         return (
